@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The MSR/CPUID access layer shared by both backends. A batch holds every
+ * MSR access of one operation on one CPU and runs in a single cross-call,
+ * so an operation costs one IPI per CPU, never one per register. Writes
+ * outside the architectural PMU MSRs are refused here, whatever the backend.
+ */
+#include <linux/smp.h>
+
+#include "archpmu.h"
+
+#define CPUID07_1_EAX_LEAF23	BIT(8)
+
+static void archpmu_batch_exec(void *info)
+{
+	const struct archpmu_backend *be = archpmu_backend;
+	struct archpmu_batch *b = info;
+
+	b->err = 0;
+	for (b->done = 0; b->done < b->nr; b->done++) {
+		struct archpmu_msr_op *op = &b->ops[b->done];
+
+		if (!op->write)
+			b->err = be->msr_read(op->msr, &op->val);
+		else if (archpmu_msr_writable(op->msr))
+			b->err = be->msr_write(op->msr, op->val);
+		else
+			b->err = -EACCES;
+		if (b->err)
+			return;
+	}
+}
+
+/* Run @b on @cpu; stops at the first failing op (b->done says which). */
+int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b)
+{
+	if (smp_call_function_single(cpu, archpmu_batch_exec, b, 1))
+		return -ENODEV;
+	return b->err;
+}
+
+/* Read the PMU's CPUID leaves on this CPU (interrupts disabled). */
+void archpmu_read_cpuid_set(struct archpmu_cpuid_set *c)
+{
+	const struct archpmu_backend *be = archpmu_backend;
+	struct archpmu_cpuid_regs leaf0;
+	u32 max, i;
+
+	memset(c, 0, sizeof(*c));
+	be->cpuid(0, 0, &leaf0);
+	max = leaf0.eax;
+	if (max >= 0x1)
+		be->cpuid(0x1, 0, &c->leaf01);
+	if (max >= 0x7) {
+		be->cpuid(0x7, 0, &c->leaf07_0);
+		if (c->leaf07_0.eax >= 1)
+			be->cpuid(0x7, 1, &c->leaf07_1);
+	}
+	if (max >= 0xa)
+		be->cpuid(0xa, 0, &c->leaf0a);
+	if (max >= 0x1a)
+		be->cpuid(0x1a, 0, &c->leaf1a);
+	if (max >= 0x23 && (c->leaf07_1.eax & CPUID07_1_EAX_LEAF23))
+		for (i = 0; i < ARCHPMU_LEAF23_SUBLEAVES; i++)
+			be->cpuid(0x23, i, &c->leaf23[i]);
+}

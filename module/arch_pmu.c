@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Decoding of CPUID leaves 01H, 07H, 0AH, 1AH and 23H into a PMU
+ * description, and the valid-bit masks of the PMU control MSRs.
+ */
+#include "arch_pmu.h"
+
+#define CPUID01_ECX_PDCM	BIT(15)
+#define CPUID01_ECX_HYPERVISOR	BIT(31)
+#define CPUID07_EDX_HYBRID	BIT(15)
+#define CPUID07_1_EAX_LEAF23	BIT(8)
+#define CPUID0A_EDX_ANY_DEPR	BIT(15)
+#define CPUID23_SUBLEAF_COUNTERS BIT(1)
+#define CPUID23_SUBLEAF_EVENTS	BIT(3)
+#define CPUID23_EBX_UMASK2	BIT(0)
+#define CPUID23_EBX_EQ		BIT(1)
+
+/* Linux assumes three fixed counters on v2-4 parts that report fewer. */
+#define ARCHPMU_ASSUMED_FIXED	3
+
+static u64 low_bits(u32 n)
+{
+	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
+}
+
+static void decode_fixed(const struct archpmu_cpuid_set *c,
+			 struct archpmu_pmu_desc *d)
+{
+	u32 edx_count = c->leaf0a.edx & 0x1f;
+
+	d->fixed_width = (c->leaf0a.edx >> 5) & 0xff;
+	if (d->version < 2)
+		return;
+	if (d->version >= 5) {
+		/* Fixed counter i exists iff ECX[i] || EDX[4:0] > i. */
+		d->fixed_mask = c->leaf0a.ecx | low_bits(edx_count);
+		return;
+	}
+	if (edx_count < ARCHPMU_ASSUMED_FIXED &&
+	    !(c->leaf01.ecx & CPUID01_ECX_HYPERVISOR)) {
+		edx_count = ARCHPMU_ASSUMED_FIXED;
+		d->flags |= ARCHPMU_PMU_FIXED_ASSUMED;
+	}
+	d->fixed_mask = low_bits(edx_count);
+}
+
+static void decode_leaf23(const struct archpmu_cpuid_set *c,
+			  struct archpmu_pmu_desc *d)
+{
+	u32 subleaves = c->leaf23[0].eax;
+
+	d->flags |= ARCHPMU_PMU_LEAF23;
+	if (c->leaf23[0].ebx & CPUID23_EBX_UMASK2)
+		d->flags |= ARCHPMU_PMU_UMASK2;
+	if (c->leaf23[0].ebx & CPUID23_EBX_EQ)
+		d->flags |= ARCHPMU_PMU_EQ;
+	/* Sub-leaf 1's bitmaps replace the counts of leaf 0AH. */
+	if (subleaves & CPUID23_SUBLEAF_COUNTERS) {
+		d->gp_mask = c->leaf23[1].eax;
+		d->fixed_mask = c->leaf23[1].ebx;
+	}
+	/* Sub-leaf 3 lists available events in positive logic. */
+	if (subleaves & CPUID23_SUBLEAF_EVENTS)
+		d->events_mask = c->leaf23[3].eax;
+}
+
+void archpmu_decode_cpuid(const struct archpmu_cpuid_set *c,
+			  struct archpmu_pmu_desc *d)
+{
+	const struct archpmu_cpuid_regs *a = &c->leaf0a;
+
+	memset(d, 0, sizeof(*d));
+	d->cpuid_0a[0] = a->eax;
+	d->cpuid_0a[1] = a->ebx;
+	d->cpuid_0a[2] = a->ecx;
+	d->cpuid_0a[3] = a->edx;
+	if (c->leaf01.ecx & CPUID01_ECX_PDCM)
+		d->flags |= ARCHPMU_PMU_PDCM;
+	if (c->leaf01.ecx & CPUID01_ECX_HYPERVISOR)
+		d->flags |= ARCHPMU_PMU_HYPERVISOR;
+	if (c->leaf07_0.edx & CPUID07_EDX_HYBRID) {
+		d->flags |= ARCHPMU_PMU_HYBRID;
+		d->core_type = c->leaf1a.eax >> 24;
+		d->native_model_id = c->leaf1a.eax & 0xffffff;
+	}
+
+	d->version = a->eax & 0xff;
+	if (!d->version)
+		return;
+	d->gp_width = (a->eax >> 16) & 0xff;
+	d->gp_mask = low_bits((a->eax >> 8) & 0xff);
+	d->events_len = a->eax >> 24;
+	/* EBX is inverted: a set bit means the event is NOT available. */
+	d->events_mask = ~(u64)a->ebx & low_bits(d->events_len < 32 ? d->events_len : 32);
+	if (a->edx & CPUID0A_EDX_ANY_DEPR)
+		d->flags |= ARCHPMU_PMU_ANYTHREAD_DEPRECATED;
+	decode_fixed(c, d);
+	if (c->leaf07_1.eax & CPUID07_1_EAX_LEAF23)
+		decode_leaf23(c, d);
+
+	d->gp_mask &= low_bits(ARCHPMU_MAX_GP_COUNTERS);
+	d->fixed_mask &= low_bits(ARCHPMU_MAX_FIXED_COUNTERS);
+	d->nr_gp = hweight64(d->gp_mask);
+	d->nr_fixed = hweight64(d->fixed_mask);
+	/* Parts that report no fixed width (Conroe) count at the GP width. */
+	if (d->fixed_mask && !d->fixed_width)
+		d->fixed_width = d->gp_width;
+	if (!d->fixed_mask)
+		d->fixed_width = 0;
+}
+
+void archpmu_desc_set_perf_caps(struct archpmu_pmu_desc *d, u64 caps)
+{
+	d->perf_capabilities = caps;
+	d->flags &= ~(ARCHPMU_PMU_FULL_WIDTH_WRITE | ARCHPMU_PMU_PERF_METRICS);
+	if (caps & ARCHPMU_PERF_CAP_FW_WRITE)
+		d->flags |= ARCHPMU_PMU_FULL_WIDTH_WRITE;
+	if (caps & ARCHPMU_PERF_CAP_PERF_METRICS)
+		d->flags |= ARCHPMU_PMU_PERF_METRICS;
+}
+
+bool archpmu_desc_equal(const struct archpmu_pmu_desc *a,
+			const struct archpmu_pmu_desc *b)
+{
+	return a->version == b->version && a->flags == b->flags &&
+	       a->core_type == b->core_type &&
+	       a->native_model_id == b->native_model_id &&
+	       a->gp_width == b->gp_width && a->fixed_width == b->fixed_width &&
+	       a->events_len == b->events_len && a->gp_mask == b->gp_mask &&
+	       a->fixed_mask == b->fixed_mask &&
+	       a->events_mask == b->events_mask &&
+	       a->perf_capabilities == b->perf_capabilities;
+}
+
+bool archpmu_anythread_allowed(const struct archpmu_pmu_desc *d)
+{
+	return d->version >= 3 &&
+	       !(d->flags & ARCHPMU_PMU_ANYTHREAD_DEPRECATED);
+}
+
+u64 archpmu_width_mask(u32 width)
+{
+	return low_bits(width);
+}
+
+u64 archpmu_evtsel_valid_bits(const struct archpmu_pmu_desc *d)
+{
+	u64 valid = GENMASK_ULL(31, 0) & ~ARCHPMU_EVTSEL_ANY;
+
+	if (archpmu_anythread_allowed(d))
+		valid |= ARCHPMU_EVTSEL_ANY;
+	if (d->flags & ARCHPMU_PMU_UMASK2)
+		valid |= ARCHPMU_EVTSEL_UMASK2;
+	if (d->flags & ARCHPMU_PMU_EQ)
+		valid |= ARCHPMU_EVTSEL_EQ;
+	return valid;
+}
+
+u64 archpmu_fixed_ctrl_valid_bits(const struct archpmu_pmu_desc *d)
+{
+	u64 nibble = ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR | ARCHPMU_FIXED_PMI;
+	u64 valid = 0;
+	u32 j;
+
+	if (archpmu_anythread_allowed(d))
+		nibble |= ARCHPMU_FIXED_ANY;
+	for (j = 0; j < ARCHPMU_MAX_FIXED_COUNTERS; j++)
+		if (d->fixed_mask & BIT_ULL(j))
+			valid |= nibble << ARCHPMU_FIXED_SHIFT(j);
+	return valid;
+}
+
+u64 archpmu_global_ctrl_valid_bits(const struct archpmu_pmu_desc *d)
+{
+	u64 valid = d->gp_mask | d->fixed_mask << ARCHPMU_GLOBAL_FIXED_SHIFT;
+
+	if (d->flags & ARCHPMU_PMU_PERF_METRICS)
+		valid |= ARCHPMU_GLOBAL_PERF_METRICS;
+	return valid;
+}
+
+u64 archpmu_global_status_valid_bits(const struct archpmu_pmu_desc *d)
+{
+	u64 valid = archpmu_global_ctrl_valid_bits(d);
+
+	if (d->version >= 2)
+		valid |= ARCHPMU_STATUS_OVF_BUF | ARCHPMU_STATUS_COND_CHGD;
+	if (d->version >= 3)
+		valid |= ARCHPMU_STATUS_OVF_UNCORE;
+	if (d->version >= 4)
+		valid |= ARCHPMU_STATUS_LBR_FRZ | ARCHPMU_STATUS_CTR_FRZ;
+	return valid;
+}
+
+static bool in_block(u32 msr, u32 base, u32 count)
+{
+	return msr >= base && msr < base + count;
+}
+
+bool archpmu_msr_writable(u32 msr)
+{
+	return in_block(msr, ARCHPMU_MSR_PMC0, ARCHPMU_LEGACY_GP) ||
+	       in_block(msr, ARCHPMU_MSR_PERFEVTSEL0, ARCHPMU_LEGACY_GP) ||
+	       in_block(msr, ARCHPMU_MSR_A_PMC0, ARCHPMU_LEGACY_GP) ||
+	       in_block(msr, ARCHPMU_MSR_FIXED_CTR0, ARCHPMU_LEGACY_FIXED) ||
+	       msr == ARCHPMU_MSR_PERF_METRICS ||
+	       in_block(msr, ARCHPMU_MSR_FIXED_CTR_CTRL,
+			ARCHPMU_MSR_GLOBAL_INUSE - ARCHPMU_MSR_FIXED_CTR_CTRL + 1);
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Architectural PMU facts: MSR addresses, CPUID decoding and the valid-bit
+ * masks of the control MSRs (Intel SDM Vol3B ch.18; ../shared/docs/pmu-spec.md).
+ * Portable: built into the module and into the user-space unit tests.
+ */
+#ifndef ARCHPMU_ARCH_PMU_H
+#define ARCHPMU_ARCH_PMU_H
+
+#include "portable.h"
+#include "../uapi/archpmu.h"
+
+#define ARCHPMU_MSR_PMC0		0x0c1
+#define ARCHPMU_MSR_PERFEVTSEL0		0x186
+#define ARCHPMU_MSR_FIXED_CTR0		0x309
+#define ARCHPMU_MSR_PERF_METRICS	0x329
+#define ARCHPMU_MSR_PERF_CAPABILITIES	0x345
+#define ARCHPMU_MSR_FIXED_CTR_CTRL	0x38d
+#define ARCHPMU_MSR_GLOBAL_STATUS	0x38e
+#define ARCHPMU_MSR_GLOBAL_CTRL		0x38f
+#define ARCHPMU_MSR_GLOBAL_OVF_CTRL	0x390	/* GLOBAL_STATUS_RESET on v4+ */
+#define ARCHPMU_MSR_GLOBAL_STATUS_SET	0x391
+#define ARCHPMU_MSR_GLOBAL_INUSE	0x392
+#define ARCHPMU_MSR_A_PMC0		0x4c1
+
+/*
+ * Counters reachable at the legacy addresses above. Counters beyond these
+ * (CPUID.(23H,1) may report 10 GP counters) live only in the v6 MSR range
+ * at 1900H, which archpmu does not drive yet.
+ */
+#define ARCHPMU_LEGACY_GP	8
+#define ARCHPMU_LEGACY_FIXED	7
+
+/* IA32_PERFEVTSELx fields. */
+#define ARCHPMU_EVTSEL_EVENT	GENMASK_ULL(7, 0)
+#define ARCHPMU_EVTSEL_UMASK	GENMASK_ULL(15, 8)
+#define ARCHPMU_EVTSEL_USR	BIT_ULL(16)
+#define ARCHPMU_EVTSEL_OS	BIT_ULL(17)
+#define ARCHPMU_EVTSEL_EDGE	BIT_ULL(18)
+#define ARCHPMU_EVTSEL_PC	BIT_ULL(19)
+#define ARCHPMU_EVTSEL_INT	BIT_ULL(20)
+#define ARCHPMU_EVTSEL_ANY	BIT_ULL(21)
+#define ARCHPMU_EVTSEL_EN	BIT_ULL(22)
+#define ARCHPMU_EVTSEL_INV	BIT_ULL(23)
+#define ARCHPMU_EVTSEL_CMASK	GENMASK_ULL(31, 24)
+#define ARCHPMU_EVTSEL_EQ	BIT_ULL(36)
+#define ARCHPMU_EVTSEL_UMASK2	GENMASK_ULL(47, 40)
+
+/* Nibble j of IA32_FIXED_CTR_CTRL. */
+#define ARCHPMU_FIXED_OS	0x1ULL
+#define ARCHPMU_FIXED_USR	0x2ULL
+#define ARCHPMU_FIXED_ANY	0x4ULL
+#define ARCHPMU_FIXED_PMI	0x8ULL
+#define ARCHPMU_FIXED_SHIFT(j)	(4 * (j))
+
+/* IA32_PERF_GLOBAL_STATUS bits above the counters. */
+#define ARCHPMU_GLOBAL_FIXED_SHIFT	32
+#define ARCHPMU_GLOBAL_PERF_METRICS	BIT_ULL(48)
+#define ARCHPMU_STATUS_LBR_FRZ		BIT_ULL(58)
+#define ARCHPMU_STATUS_CTR_FRZ		BIT_ULL(59)
+#define ARCHPMU_STATUS_OVF_UNCORE	BIT_ULL(61)
+#define ARCHPMU_STATUS_OVF_BUF		BIT_ULL(62)
+#define ARCHPMU_STATUS_COND_CHGD	BIT_ULL(63)
+#define ARCHPMU_INUSE_PMI		BIT_ULL(63)
+
+/* IA32_PERF_CAPABILITIES bits. */
+#define ARCHPMU_PERF_CAP_FW_WRITE	BIT_ULL(13)
+#define ARCHPMU_PERF_CAP_PERF_METRICS	BIT_ULL(15)
+
+struct archpmu_cpuid_regs {
+	u32 eax, ebx, ecx, edx;
+};
+
+#define ARCHPMU_LEAF23_SUBLEAVES	6
+
+/* The CPUID leaves that describe a logical CPU's PMU; absent leaves are 0. */
+struct archpmu_cpuid_set {
+	struct archpmu_cpuid_regs leaf01;
+	struct archpmu_cpuid_regs leaf07_0;
+	struct archpmu_cpuid_regs leaf07_1;
+	struct archpmu_cpuid_regs leaf0a;
+	struct archpmu_cpuid_regs leaf1a;
+	struct archpmu_cpuid_regs leaf23[ARCHPMU_LEAF23_SUBLEAVES];
+};
+
+/* What one logical CPU's PMU is: the decoded form of archpmu_cpuid_set. */
+struct archpmu_pmu_desc {
+	u32 version;
+	u32 flags;		/* ARCHPMU_PMU_* */
+	u32 core_type;
+	u32 native_model_id;
+	u32 nr_gp;
+	u32 gp_width;
+	u32 nr_fixed;
+	u32 fixed_width;
+	u32 events_len;
+	u64 gp_mask;
+	u64 fixed_mask;
+	u64 events_mask;
+	u64 perf_capabilities;
+	u32 cpuid_0a[4];
+};
+
+void archpmu_decode_cpuid(const struct archpmu_cpuid_set *c,
+			  struct archpmu_pmu_desc *d);
+void archpmu_desc_set_perf_caps(struct archpmu_pmu_desc *d, u64 caps);
+bool archpmu_desc_equal(const struct archpmu_pmu_desc *a,
+			const struct archpmu_pmu_desc *b);
+
+bool archpmu_anythread_allowed(const struct archpmu_pmu_desc *d);
+u64 archpmu_width_mask(u32 width);
+u64 archpmu_evtsel_valid_bits(const struct archpmu_pmu_desc *d);
+u64 archpmu_fixed_ctrl_valid_bits(const struct archpmu_pmu_desc *d);
+u64 archpmu_global_ctrl_valid_bits(const struct archpmu_pmu_desc *d);
+u64 archpmu_global_status_valid_bits(const struct archpmu_pmu_desc *d);
+
+/* The only MSRs archpmu ever writes. */
+bool archpmu_msr_writable(u32 msr);
+
+#endif /* ARCHPMU_ARCH_PMU_H */

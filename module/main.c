@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * archpmu: direct, safe access to the Intel architectural PMU.
+ *
+ * Load: insmod archpmu.ko [backend=auto|hw|model] [model_*=...]
+ *   auto, hw: the CPU's own PMU; the load fails with -ENODEV, and one dmesg
+ *             line says why, when the CPU has no usable architectural PMU.
+ *   model:    the software model (model.c), for machines without one.
+ * Then /dev/archpmu (uapi/archpmu.h), /sys/devices/system/cpu/cpuN/archpmu/
+ * and /sys/class/misc/archpmu/ describe every CPU's PMU.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+
+#include "archpmu.h"
+
+static char *backend = "auto";
+module_param(backend, charp, 0444);
+MODULE_PARM_DESC(backend, "auto (default), hw, or model (the software PMU model)");
+
+const struct archpmu_backend *archpmu_backend;
+
+static int __init archpmu_select_backend(void)
+{
+	char why[160];
+	int ret;
+
+	if (!strcmp(backend, "model")) {
+		ret = archpmu_model_init();
+		if (ret)
+			pr_err("backend=model: the model configuration is invalid (see the lines above)\n");
+		else
+			archpmu_backend = &archpmu_model_backend;
+		return ret;
+	}
+	if (strcmp(backend, "hw") && strcmp(backend, "auto")) {
+		pr_err("backend=%s is not valid: use auto, hw or model\n", backend);
+		return -EINVAL;
+	}
+	ret = archpmu_hw_probe(why, sizeof(why));
+	if (ret) {
+		pr_err("backend=%s: no usable architectural PMU: %s; load with backend=model to use the software model instead\n",
+		       backend, why);
+		return ret;
+	}
+	archpmu_backend = &archpmu_hw_backend;
+	return 0;
+}
+
+static int __init archpmu_init(void)
+{
+	int ret;
+
+	ret = archpmu_select_backend();
+	if (ret)
+		return ret;
+	ret = archpmu_enum_init();
+	if (ret)
+		return ret;
+	ret = archpmu_chardev_init();
+	if (ret)
+		goto err_enum_exit;
+	archpmu_enum_print_summary();
+	pr_info("loaded: backend %s, ABI %u, %u CPUs enumerated\n",
+		archpmu_backend->name, ARCHPMU_ABI_VERSION, archpmu_enum_count());
+	return 0;
+
+err_enum_exit:
+	archpmu_enum_exit();
+	return ret;
+}
+
+static void __exit archpmu_exit(void)
+{
+	archpmu_chardev_exit();
+	archpmu_enum_exit();
+	pr_info("unloaded\n");
+}
+
+module_init(archpmu_init);
+module_exit(archpmu_exit);
+
+MODULE_DESCRIPTION("Direct, safe access to the Intel architectural PMU");
+MODULE_AUTHOR("archpmu developers");
+MODULE_LICENSE("GPL");

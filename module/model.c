@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The model backend: a software model of the Intel architectural PMU, for
+ * machines without one (CI's AMD VMs, QEMU/TCG guests). It answers CPUID
+ * from its configuration and keeps a per-CPU register file with the SDM's
+ * RDMSR/WRMSR semantics (model_regs.c). It never touches a real MSR.
+ *
+ * Configuration (module parameters, all read-only once loaded):
+ *   model_cpuid=LEAF.SUB=EAX:EBX:ECX:EDX,...  raw CPUID leaves (hex) so the
+ *       model impersonates a real CPU exactly (leaves 01, 07.0, 07.1, 0a,
+ *       1a, 23.0-23.5; absent leaves read 0). Overrides the layout
+ *       parameters below.
+ *   model_cpuid_hybrid=...  the same for the CPUs in model_hybrid_cpus.
+ *   model_version, model_gp, model_gp_width, model_fixed, model_fixed_mask,
+ *   model_fixed_width, model_events_len, model_events_unavail,
+ *   model_anythread_deprecated: a layout from which CPUID is synthesised.
+ *   model_hybrid_cpus=LIST: these CPUs are E-cores (1AH type 20H), the
+ *       others P-cores (40H); model_hybrid_gp and model_hybrid_fixed_mask
+ *       give the E-core layout where it differs.
+ *   model_full_width, model_perf_caps: IA32_PERF_CAPABILITIES (PDCM is set
+ *       in synthesised CPUID when either is non-zero).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpumask.h>
+#include <linux/irqflags.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+
+#include "archpmu.h"
+#include "model_regs.h"
+
+static char *model_cpuid;
+module_param(model_cpuid, charp, 0444);
+MODULE_PARM_DESC(model_cpuid, "Raw CPUID leaves LEAF.SUB=EAX:EBX:ECX:EDX,... (hex) the model answers");
+static char *model_cpuid_hybrid;
+module_param(model_cpuid_hybrid, charp, 0444);
+MODULE_PARM_DESC(model_cpuid_hybrid, "Raw CPUID leaves of the CPUs in model_hybrid_cpus");
+static char *model_hybrid_cpus;
+module_param(model_hybrid_cpus, charp, 0444);
+MODULE_PARM_DESC(model_hybrid_cpus, "CPU list of the second core type (E-cores); makes the model hybrid");
+
+static uint model_version = 4;
+module_param(model_version, uint, 0444);
+MODULE_PARM_DESC(model_version, "Architectural PMU version, 1-6 (default 4)");
+static uint model_gp = 4;
+module_param(model_gp, uint, 0444);
+MODULE_PARM_DESC(model_gp, "General-purpose counters, 1-8 (default 4)");
+static uint model_gp_width = 48;
+module_param(model_gp_width, uint, 0444);
+MODULE_PARM_DESC(model_gp_width, "GP counter width in bits, 8-64 (default 48)");
+static uint model_fixed = 3;
+module_param(model_fixed, uint, 0444);
+MODULE_PARM_DESC(model_fixed, "Contiguous fixed counters, CPUID.0AH:EDX[4:0], 0-7 (default 3)");
+static uint model_fixed_mask;
+module_param(model_fixed_mask, uint, 0444);
+MODULE_PARM_DESC(model_fixed_mask, "v5+: fixed-counter bitmap CPUID.0AH:ECX, bits 0-6 (default 0)");
+static uint model_fixed_width = 48;
+module_param(model_fixed_width, uint, 0444);
+MODULE_PARM_DESC(model_fixed_width, "Fixed counter width in bits, 8-64 (default 48)");
+static uint model_events_len = 7;
+module_param(model_events_len, uint, 0444);
+MODULE_PARM_DESC(model_events_len, "Length of the event vector CPUID.0AH:EAX[31:24], 0-13 (default 7)");
+static uint model_events_unavail;
+module_param(model_events_unavail, uint, 0444);
+MODULE_PARM_DESC(model_events_unavail, "CPUID.0AH:EBX, bit n = event n unavailable (default 0)");
+static bool model_anythread_deprecated;
+module_param(model_anythread_deprecated, bool, 0444);
+MODULE_PARM_DESC(model_anythread_deprecated, "CPUID.0AH:EDX[15] (default 0)");
+static uint model_hybrid_gp;
+module_param(model_hybrid_gp, uint, 0444);
+MODULE_PARM_DESC(model_hybrid_gp, "E-core GP counters (default: model_gp)");
+static uint model_hybrid_fixed_mask;
+module_param(model_hybrid_fixed_mask, uint, 0444);
+MODULE_PARM_DESC(model_hybrid_fixed_mask, "E-core fixed-counter bitmap (default: as the P-core)");
+static bool model_full_width;
+module_param(model_full_width, bool, 0444);
+MODULE_PARM_DESC(model_full_width, "Full-width counter writes, PERF_CAPABILITIES[13] (default 0)");
+static unsigned long long model_perf_caps;
+module_param(model_perf_caps, ullong, 0444);
+MODULE_PARM_DESC(model_perf_caps, "Raw IA32_PERF_CAPABILITIES (default 0)");
+
+#define MODEL_TYPES		2
+#define MODEL_MAX_LEAF		0x23
+#define MODEL_SIGNATURE		0x000506e3	/* family 6, a Skylake */
+#define CPUID01_ECX_PDCM	BIT(15)
+#define CPUID07_EDX_HYBRID	BIT(15)
+#define CPUID07_1_EAX_LEAF23	BIT(8)
+
+struct model_core_type {
+	struct archpmu_cpuid_set cpuid;
+	struct archpmu_pmu_desc desc;
+};
+
+static struct model_core_type model_types[MODEL_TYPES];
+static struct cpumask model_hybrid_mask;
+static DEFINE_PER_CPU(struct archpmu_model_regs, model_regs);
+
+static unsigned int model_type_of(unsigned int cpu)
+{
+	return cpumask_test_cpu(cpu, &model_hybrid_mask) ? 1 : 0;
+}
+
+static struct archpmu_cpuid_regs *raw_leaf(struct archpmu_cpuid_set *c,
+					   u32 leaf, u32 sub)
+{
+	switch (leaf) {
+	case 0x01:
+		return sub ? NULL : &c->leaf01;
+	case 0x07:
+		return sub == 0 ? &c->leaf07_0 : sub == 1 ? &c->leaf07_1 : NULL;
+	case 0x0a:
+		return sub ? NULL : &c->leaf0a;
+	case 0x1a:
+		return sub ? NULL : &c->leaf1a;
+	case 0x23:
+		return sub < ARCHPMU_LEAF23_SUBLEAVES ? &c->leaf23[sub] : NULL;
+	}
+	return NULL;
+}
+
+static int parse_raw_cpuid(const char *param, const char *text,
+			   struct archpmu_cpuid_set *c)
+{
+	char *copy, *cursor, *item;
+	int ret = 0;
+
+	copy = kstrdup(text, GFP_KERNEL);
+	if (!copy)
+		return -ENOMEM;
+	memset(c, 0, sizeof(*c));
+	cursor = copy;
+	while ((item = strsep(&cursor, ",")) != NULL) {
+		struct archpmu_cpuid_regs *r, v;
+		u32 leaf, sub;
+		char tail;
+
+		if (!*item)
+			continue;
+		if (sscanf(item, "%x.%x=%x:%x:%x:%x%c", &leaf, &sub, &v.eax,
+			   &v.ebx, &v.ecx, &v.edx, &tail) != 6) {
+			pr_err("%s: '%s' is not LEAF.SUB=EAX:EBX:ECX:EDX in hex\n",
+			       param, item);
+			ret = -EINVAL;
+			break;
+		}
+		r = raw_leaf(c, leaf, sub);
+		if (!r) {
+			pr_err("%s: leaf %x.%x is not modelled (use 01, 07.0, 07.1, 0a, 1a, 23.0-23.5)\n",
+			       param, leaf, sub);
+			ret = -EINVAL;
+			break;
+		}
+		*r = v;
+	}
+	kfree(copy);
+	return ret;
+}
+
+static int check_range(const char *name, uint val, uint lo, uint hi)
+{
+	if (val >= lo && val <= hi)
+		return 0;
+	pr_err("%s=%u is out of range (%u-%u)\n", name, val, lo, hi);
+	return -EINVAL;
+}
+
+static int check_layout_params(void)
+{
+	int ret = 0;
+
+	ret |= check_range("model_version", model_version, 1, 6);
+	ret |= check_range("model_gp", model_gp, 1, ARCHPMU_LEGACY_GP);
+	ret |= check_range("model_gp_width", model_gp_width, 8, 64);
+	ret |= check_range("model_fixed", model_fixed, 0, ARCHPMU_LEGACY_FIXED);
+	ret |= check_range("model_fixed_mask", model_fixed_mask, 0,
+			   BIT(ARCHPMU_LEGACY_FIXED) - 1);
+	ret |= check_range("model_fixed_width", model_fixed_width, 8, 64);
+	ret |= check_range("model_events_len", model_events_len, 0,
+			   ARCHPMU_NR_ARCH_EVENTS);
+	ret |= check_range("model_hybrid_gp", model_hybrid_gp, 0, ARCHPMU_LEGACY_GP);
+	ret |= check_range("model_hybrid_fixed_mask", model_hybrid_fixed_mask, 0,
+			   BIT(ARCHPMU_LEGACY_FIXED) - 1);
+	if (model_fixed_mask && model_version < 5) {
+		pr_err("model_fixed_mask needs model_version 5 or later (CPUID.0AH:ECX is reserved before v5)\n");
+		ret = -EINVAL;
+	}
+	return ret ? -EINVAL : 0;
+}
+
+/* CPUID of a synthesised layout with @gp GP counters and @fixed_mask. */
+static void synthesise_cpuid(struct archpmu_cpuid_set *c, uint gp,
+			     u32 fixed_mask, bool hybrid, u32 core_type)
+{
+	u32 events = ~model_events_unavail & (BIT(model_events_len) - 1);
+	u32 fixed_count = model_fixed;
+
+	memset(c, 0, sizeof(*c));
+	c->leaf01.eax = MODEL_SIGNATURE;
+	if (model_full_width || model_perf_caps)
+		c->leaf01.ecx |= CPUID01_ECX_PDCM;
+	c->leaf0a.eax = model_version | gp << 8 | model_gp_width << 16 |
+			model_events_len << 24;
+	c->leaf0a.ebx = model_events_unavail;
+	if (model_version >= 2)
+		c->leaf0a.edx = fixed_count | model_fixed_width << 5;
+	if (model_version >= 5)
+		c->leaf0a.ecx = fixed_mask;
+	if (model_anythread_deprecated)
+		c->leaf0a.edx |= BIT(15);
+	if (hybrid) {
+		c->leaf07_0.edx |= CPUID07_EDX_HYBRID;
+		c->leaf1a.eax = core_type << 24;
+	}
+	if (model_version >= 6) {
+		/* v6 parts describe their counters in leaf 23H. */
+		c->leaf07_0.eax = 1;
+		c->leaf07_1.eax = CPUID07_1_EAX_LEAF23;
+		c->leaf23[0].eax = BIT(0) | BIT(1) | BIT(3);
+		c->leaf23[1].eax = BIT(gp) - 1;
+		c->leaf23[1].ebx = fixed_mask | (BIT(fixed_count) - 1);
+		c->leaf23[3].eax = events;
+	}
+}
+
+static int model_configure(void)
+{
+	bool hybrid = model_hybrid_cpus && *model_hybrid_cpus;
+	u64 caps = model_perf_caps;
+	unsigned int t;
+	int ret;
+
+	cpumask_clear(&model_hybrid_mask);
+	if (hybrid) {
+		ret = cpulist_parse(model_hybrid_cpus, &model_hybrid_mask);
+		if (ret) {
+			pr_err("model_hybrid_cpus='%s' is not a CPU list (e.g. 2-3)\n",
+			       model_hybrid_cpus);
+			return ret;
+		}
+	}
+	if (model_cpuid_hybrid && !hybrid) {
+		pr_err("model_cpuid_hybrid needs model_hybrid_cpus to say which CPUs use it\n");
+		return -EINVAL;
+	}
+
+	if (model_cpuid) {
+		ret = parse_raw_cpuid("model_cpuid", model_cpuid, &model_types[0].cpuid);
+		if (ret)
+			return ret;
+		model_types[1].cpuid = model_types[0].cpuid;
+		if (model_cpuid_hybrid) {
+			ret = parse_raw_cpuid("model_cpuid_hybrid", model_cpuid_hybrid,
+					      &model_types[1].cpuid);
+			if (ret)
+				return ret;
+		}
+	} else {
+		u32 hybrid_fixed = model_hybrid_fixed_mask ?: model_fixed_mask;
+
+		ret = check_layout_params();
+		if (ret)
+			return ret;
+		synthesise_cpuid(&model_types[0].cpuid, model_gp, model_fixed_mask,
+				 hybrid, ARCHPMU_CORE_TYPE_CORE);
+		synthesise_cpuid(&model_types[1].cpuid, model_hybrid_gp ?: model_gp,
+				 hybrid_fixed, hybrid, ARCHPMU_CORE_TYPE_ATOM);
+	}
+
+	if (model_full_width)
+		caps |= ARCHPMU_PERF_CAP_FW_WRITE;
+	for (t = 0; t < MODEL_TYPES; t++) {
+		struct archpmu_pmu_desc *d = &model_types[t].desc;
+
+		archpmu_decode_cpuid(&model_types[t].cpuid, d);
+		archpmu_desc_set_perf_caps(d, d->flags & ARCHPMU_PMU_PDCM ? caps : 0);
+	}
+	return 0;
+}
+
+int archpmu_model_init(void)
+{
+	unsigned int cpu;
+	int ret;
+
+	ret = model_configure();
+	if (ret)
+		return ret;
+	for_each_possible_cpu(cpu)
+		archpmu_model_regs_reset(per_cpu_ptr(&model_regs, cpu),
+					 &model_types[model_type_of(cpu)].desc);
+	return 0;
+}
+
+static void model_cpuid_op(u32 leaf, u32 subleaf, struct archpmu_cpuid_regs *r)
+{
+	struct archpmu_cpuid_set *c =
+		&model_types[model_type_of(smp_processor_id())].cpuid;
+	struct archpmu_cpuid_regs *src;
+
+	memset(r, 0, sizeof(*r));
+	if (leaf == 0) {
+		r->eax = MODEL_MAX_LEAF;
+		memcpy(&r->ebx, "Genu", 4);
+		memcpy(&r->edx, "ineI", 4);
+		memcpy(&r->ecx, "ntel", 4);
+		return;
+	}
+	src = raw_leaf(c, leaf, subleaf);
+	if (src)
+		*r = *src;
+}
+
+static int model_rdmsr_op(u32 msr, u64 *val)
+{
+	lockdep_assert_irqs_disabled();
+	return archpmu_model_rdmsr(this_cpu_ptr(&model_regs), msr, val);
+}
+
+static int model_wrmsr_op(u32 msr, u64 val)
+{
+	lockdep_assert_irqs_disabled();
+	return archpmu_model_wrmsr(this_cpu_ptr(&model_regs), msr, val);
+}
+
+const struct archpmu_backend archpmu_model_backend = {
+	.name = "model",
+	.id = ARCHPMU_BACKEND_MODEL,
+	.cpuid = model_cpuid_op,
+	.msr_read = model_rdmsr_op,
+	.msr_write = model_wrmsr_op,
+};

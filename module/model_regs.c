@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RDMSR/WRMSR semantics of the architectural PMU registers, as the SDM and
+ * KVM's Intel vPMU define them (pmu-spec.md §3, §6.1): absent counters and
+ * reserved bits raise #GP, legacy counter writes sign-extend bit 31, full
+ * width writes must fit the width, GLOBAL_STATUS and INUSE are read-only.
+ * Fixed counters are strict: bits above the width raise #GP.
+ */
+#include "model_regs.h"
+
+#define GP -EIO
+
+enum reg_kind { REG_NONE, REG_PMC, REG_A_PMC, REG_EVTSEL, REG_FIXED };
+
+static enum reg_kind counter_reg(const struct archpmu_pmu_desc *d, u32 msr,
+				 u32 *idx)
+{
+	if (msr >= ARCHPMU_MSR_PMC0 && msr < ARCHPMU_MSR_PMC0 + ARCHPMU_LEGACY_GP) {
+		*idx = msr - ARCHPMU_MSR_PMC0;
+		return d->gp_mask & BIT_ULL(*idx) ? REG_PMC : REG_NONE;
+	}
+	if (msr >= ARCHPMU_MSR_A_PMC0 && msr < ARCHPMU_MSR_A_PMC0 + ARCHPMU_LEGACY_GP) {
+		*idx = msr - ARCHPMU_MSR_A_PMC0;
+		return (d->gp_mask & BIT_ULL(*idx)) &&
+		       (d->flags & ARCHPMU_PMU_FULL_WIDTH_WRITE) ? REG_A_PMC : REG_NONE;
+	}
+	if (msr >= ARCHPMU_MSR_PERFEVTSEL0 &&
+	    msr < ARCHPMU_MSR_PERFEVTSEL0 + ARCHPMU_LEGACY_GP) {
+		*idx = msr - ARCHPMU_MSR_PERFEVTSEL0;
+		return d->gp_mask & BIT_ULL(*idx) ? REG_EVTSEL : REG_NONE;
+	}
+	if (msr >= ARCHPMU_MSR_FIXED_CTR0 &&
+	    msr < ARCHPMU_MSR_FIXED_CTR0 + ARCHPMU_LEGACY_FIXED) {
+		*idx = msr - ARCHPMU_MSR_FIXED_CTR0;
+		return d->version >= 2 && (d->fixed_mask & BIT_ULL(*idx)) ?
+		       REG_FIXED : REG_NONE;
+	}
+	return REG_NONE;
+}
+
+void archpmu_model_regs_reset(struct archpmu_model_regs *r,
+			      const struct archpmu_pmu_desc *desc)
+{
+	memset(r, 0, sizeof(*r));
+	r->desc = desc;
+	if (desc->version >= 2)
+		r->global_ctrl = desc->gp_mask;
+}
+
+u64 archpmu_model_inuse(const struct archpmu_model_regs *r)
+{
+	u64 inuse = 0;
+	u32 i;
+
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+		if (r->evtsel[i] & ARCHPMU_EVTSEL_EVENT)
+			inuse |= BIT_ULL(i);
+		if (r->evtsel[i] & ARCHPMU_EVTSEL_INT)
+			inuse |= ARCHPMU_INUSE_PMI;
+	}
+	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++) {
+		u64 nibble = r->fixed_ctrl >> ARCHPMU_FIXED_SHIFT(i);
+
+		if (nibble & (ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR))
+			inuse |= BIT_ULL(ARCHPMU_GLOBAL_FIXED_SHIFT + i);
+		if (nibble & ARCHPMU_FIXED_PMI)
+			inuse |= ARCHPMU_INUSE_PMI;
+	}
+	return inuse;
+}
+
+int archpmu_model_rdmsr(const struct archpmu_model_regs *r, u32 msr, u64 *val)
+{
+	const struct archpmu_pmu_desc *d = r->desc;
+	u32 idx;
+
+	switch (counter_reg(d, msr, &idx)) {
+	case REG_PMC:
+	case REG_A_PMC:
+		*val = r->pmc[idx];
+		return 0;
+	case REG_EVTSEL:
+		*val = r->evtsel[idx];
+		return 0;
+	case REG_FIXED:
+		*val = r->fixed[idx];
+		return 0;
+	case REG_NONE:
+		break;
+	}
+
+	if (msr == ARCHPMU_MSR_PERF_CAPABILITIES && (d->flags & ARCHPMU_PMU_PDCM)) {
+		*val = d->perf_capabilities;
+		return 0;
+	}
+	if (msr == ARCHPMU_MSR_PERF_METRICS && (d->flags & ARCHPMU_PMU_PERF_METRICS)) {
+		*val = r->perf_metrics;
+		return 0;
+	}
+	if (d->version < 2)
+		return GP;
+	switch (msr) {
+	case ARCHPMU_MSR_FIXED_CTR_CTRL:
+		*val = r->fixed_ctrl;
+		return 0;
+	case ARCHPMU_MSR_GLOBAL_STATUS:
+		*val = r->global_status;
+		return 0;
+	case ARCHPMU_MSR_GLOBAL_CTRL:
+		*val = r->global_ctrl;
+		return 0;
+	case ARCHPMU_MSR_GLOBAL_OVF_CTRL:
+		*val = 0;
+		return 0;
+	}
+	if (d->version < 4)
+		return GP;
+	switch (msr) {
+	case ARCHPMU_MSR_GLOBAL_STATUS_SET:
+		*val = 0;
+		return 0;
+	case ARCHPMU_MSR_GLOBAL_INUSE:
+		*val = archpmu_model_inuse(r);
+		return 0;
+	}
+	return GP;
+}
+
+static int write_counter(struct archpmu_model_regs *r, enum reg_kind kind,
+			 u32 idx, u64 val)
+{
+	const struct archpmu_pmu_desc *d = r->desc;
+	u64 gp_mask = archpmu_width_mask(d->gp_width);
+	u64 fixed_mask = archpmu_width_mask(d->fixed_width);
+
+	switch (kind) {
+	case REG_PMC:
+		/* EDX is ignored; EAX is sign-extended, then cut to the width. */
+		r->pmc[idx] = (u64)(s64)(s32)(u32)val & gp_mask;
+		return 0;
+	case REG_A_PMC:
+		if (val & ~gp_mask)
+			return GP;
+		r->pmc[idx] = val;
+		return 0;
+	case REG_EVTSEL:
+		if (val & ~archpmu_evtsel_valid_bits(d))
+			return GP;
+		r->evtsel[idx] = val;
+		return 0;
+	case REG_FIXED:
+		if (val & ~fixed_mask)
+			return GP;
+		r->fixed[idx] = val;
+		return 0;
+	case REG_NONE:
+		break;
+	}
+	return GP;
+}
+
+int archpmu_model_wrmsr(struct archpmu_model_regs *r, u32 msr, u64 val)
+{
+	const struct archpmu_pmu_desc *d = r->desc;
+	u64 status_bits = archpmu_global_status_valid_bits(d);
+	enum reg_kind kind;
+	u32 idx;
+
+	kind = counter_reg(d, msr, &idx);
+	if (kind != REG_NONE)
+		return write_counter(r, kind, idx, val);
+
+	if (msr == ARCHPMU_MSR_PERF_METRICS && (d->flags & ARCHPMU_PMU_PERF_METRICS)) {
+		r->perf_metrics = val;
+		return 0;
+	}
+	if (d->version < 2)
+		return GP;
+	switch (msr) {
+	case ARCHPMU_MSR_FIXED_CTR_CTRL:
+		if (val & ~archpmu_fixed_ctrl_valid_bits(d))
+			return GP;
+		r->fixed_ctrl = val;
+		return 0;
+	case ARCHPMU_MSR_GLOBAL_CTRL:
+		if (val & ~archpmu_global_ctrl_valid_bits(d))
+			return GP;
+		r->global_ctrl = val;
+		return 0;
+	case ARCHPMU_MSR_GLOBAL_OVF_CTRL:
+		if (val & ~status_bits)
+			return GP;
+		r->global_status &= ~val;
+		return 0;
+	case ARCHPMU_MSR_GLOBAL_STATUS_SET:
+		if (d->version < 4 || (val & ~status_bits))
+			return GP;
+		r->global_status |= val;
+		return 0;
+	}
+	/* GLOBAL_STATUS, INUSE and PERF_CAPABILITIES are read-only. */
+	return GP;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The few kernel types and helpers that the portable core (arch_pmu.c,
+ * model_regs.c) needs, so that the same files build into the module and into
+ * the user-space unit tests.
+ */
+#ifndef ARCHPMU_PORTABLE_H
+#define ARCHPMU_PORTABLE_H
+
+#ifdef __KERNEL__
+#include <linux/bitops.h>
+#include <linux/bits.h>
+#include <linux/errno.h>
+#include <linux/string.h>
+#include <linux/types.h>
+#else
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int32_t s32;
+typedef int64_t s64;
+
+#define BIT(n)		(1UL << (n))
+#define BIT_ULL(n)	(1ULL << (n))
+#define GENMASK_ULL(h, l) \
+	(((~0ULL) << (l)) & (~0ULL >> (63 - (h))))
+#define hweight64(x)	((unsigned int)__builtin_popcountll(x))
+#endif
+
+#endif /* ARCHPMU_PORTABLE_H */

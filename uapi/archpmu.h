@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * archpmu: user-space ABI of /dev/archpmu.
+ *
+ * Every ioctl takes a pointer to a struct whose first member is
+ * "__u32 size", the size of the struct as the caller compiled it. The
+ * kernel accepts any size from the first published layout of that struct up
+ * to one page: a shorter caller gets its known prefix back, a longer one must
+ * leave the bytes the kernel does not know zeroed (else -E2BIG). Structs
+ * only grow at the end; numbers are never reused; features are discovered
+ * through archpmu_info.capabilities, never through the ABI version.
+ *
+ * Errors common to every command:
+ *   -ENOTTY  unknown command
+ *   -EFAULT  the argument pointer is bad
+ *   -EINVAL  size below the first layout, non-zero flags or reserved field
+ *   -E2BIG   size above one page, or unknown trailing bytes not zero
+ */
+#ifndef _UAPI_LINUX_ARCHPMU_H
+#define _UAPI_LINUX_ARCHPMU_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define ARCHPMU_ABI_VERSION	1
+#define ARCHPMU_DEVICE_PATH	"/dev/archpmu"
+
+/* Limits of the ABI's bitmaps. */
+#define ARCHPMU_MAX_GP_COUNTERS		32
+#define ARCHPMU_MAX_FIXED_COUNTERS	16
+#define ARCHPMU_NR_ARCH_EVENTS		13
+
+/* archpmu_info.backend */
+#define ARCHPMU_BACKEND_HW	1	/* the CPU's own PMU */
+#define ARCHPMU_BACKEND_MODEL	2	/* the software model (module parameter backend=model) */
+
+/* archpmu_info.capabilities: the commands and features this module has. */
+#define ARCHPMU_CAP_INFO	(1ULL << 0)	/* ARCHPMU_IOC_INFO */
+#define ARCHPMU_CAP_CPU_INFO	(1ULL << 1)	/* ARCHPMU_IOC_CPU_INFO */
+#define ARCHPMU_CAP_MODEL_MSR	(1ULL << 2)	/* ARCHPMU_IOC_MODEL_MSR (model backend only) */
+
+/*
+ * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
+ * CPUID.0AH:EBX (inverted there) and CPUID.(23H,3):EAX.
+ */
+#define ARCHPMU_EVENT_CYCLES		0	/* 3CH/00H, fixed counter 1 */
+#define ARCHPMU_EVENT_INSTRUCTIONS	1	/* C0H/00H, fixed counter 0 */
+#define ARCHPMU_EVENT_REF_CYCLES	2	/* 3CH/01H */
+#define ARCHPMU_EVENT_LLC_REFERENCES	3	/* 2EH/4FH */
+#define ARCHPMU_EVENT_LLC_MISSES	4	/* 2EH/41H */
+#define ARCHPMU_EVENT_BRANCHES		5	/* C4H/00H */
+#define ARCHPMU_EVENT_BRANCH_MISSES	6	/* C5H/00H */
+#define ARCHPMU_EVENT_TOPDOWN_SLOTS	7	/* A4H/01H, fixed counter 3 */
+#define ARCHPMU_EVENT_TOPDOWN_BE_BOUND	8	/* A4H/02H */
+#define ARCHPMU_EVENT_TOPDOWN_BAD_SPEC	9	/* 73H/00H */
+#define ARCHPMU_EVENT_TOPDOWN_FE_BOUND	10	/* 9CH/01H */
+#define ARCHPMU_EVENT_TOPDOWN_RETIRING	11	/* C2H/02H */
+#define ARCHPMU_EVENT_LBR_INSERTS	12	/* E4H/01H */
+
+/* archpmu_cpu_info.pmu_flags */
+#define ARCHPMU_PMU_ANYTHREAD_DEPRECATED (1U << 0) /* CPUID.0AH:EDX[15] */
+#define ARCHPMU_PMU_FULL_WIDTH_WRITE	(1U << 1) /* PERF_CAPABILITIES[13]: IA32_A_PMCx */
+#define ARCHPMU_PMU_HYBRID		(1U << 2) /* CPUID.07H:EDX[15] */
+#define ARCHPMU_PMU_LEAF23		(1U << 3) /* CPUID leaf 23H present and used */
+#define ARCHPMU_PMU_PDCM		(1U << 4) /* CPUID.01H:ECX[15]: PERF_CAPABILITIES exists */
+#define ARCHPMU_PMU_FIXED_ASSUMED	(1U << 5) /* v2-4 reported < 3 fixed counters; 3 assumed */
+#define ARCHPMU_PMU_UMASK2		(1U << 6) /* CPUID.(23H,0):EBX[0] */
+#define ARCHPMU_PMU_EQ			(1U << 7) /* CPUID.(23H,0):EBX[1] */
+#define ARCHPMU_PMU_HYPERVISOR		(1U << 8) /* CPUID.01H:ECX[31] */
+#define ARCHPMU_PMU_PERF_METRICS	(1U << 9) /* PERF_CAPABILITIES[15] */
+
+/* archpmu_cpu_info.core_type: CPUID.1AH:EAX[31:24] on hybrid parts, else 0. */
+#define ARCHPMU_CORE_TYPE_NONE	0x00
+#define ARCHPMU_CORE_TYPE_ATOM	0x20
+#define ARCHPMU_CORE_TYPE_CORE	0x40
+
+struct archpmu_info {
+	__u32 size;		/* in */
+	__u32 flags;		/* in: must be 0 */
+	__u32 abi_version;	/* out: ARCHPMU_ABI_VERSION */
+	__u32 backend;		/* out: ARCHPMU_BACKEND_* */
+	__u64 capabilities;	/* out: ARCHPMU_CAP_* */
+	__u32 nr_cpu_ids;	/* out: every CPU number is below this */
+	__u32 nr_cpus_online;	/* out */
+	__u32 nr_cpus_enumerated; /* out: CPUs with enumeration data */
+	__u32 max_gp_counters;	/* out: GP counters the module can program per CPU */
+	__u32 max_fixed_counters; /* out: fixed counters the module can program per CPU */
+	__u32 __reserved0;	/* in and out: 0 */
+	__u64 __reserved[4];	/* in and out: 0 */
+};
+
+/*
+ * One logical CPU's PMU, as enumerated on that CPU. gp_mask and fixed_mask
+ * are the counters that exist (CPUID.0AH, with the v5 rule "ECX[i] or
+ * EDX[4:0] > i", or CPUID.(23H,1) where present). Extra errors:
+ *   -ENXIO   cpu >= nr_cpu_ids
+ *   -ENODEV  the CPU is offline or has not been enumerated
+ */
+struct archpmu_cpu_info {
+	__u32 size;		/* in */
+	__u32 flags;		/* in: must be 0 */
+	__u32 cpu;		/* in */
+	__u32 version;		/* out: CPUID.0AH:EAX[7:0]; 0 = no architectural PMU */
+	__u32 pmu_flags;	/* out: ARCHPMU_PMU_* */
+	__u32 core_type;	/* out: ARCHPMU_CORE_TYPE_* */
+	__u32 native_model_id;	/* out: CPUID.1AH:EAX[23:0] on hybrid parts */
+	__u32 nr_gp;		/* out: number of GP counters */
+	__u32 gp_width;		/* out: bits */
+	__u32 nr_fixed;		/* out: number of fixed counters */
+	__u32 fixed_width;	/* out: bits */
+	__u32 events_len;	/* out: CPUID.0AH:EAX[31:24] */
+	__u64 gp_mask;		/* out: bit i = GP counter i exists */
+	__u64 fixed_mask;	/* out: bit j = fixed counter j exists */
+	__u64 events_mask;	/* out: bit n = architectural event n available */
+	__u64 perf_capabilities; /* out: IA32_PERF_CAPABILITIES, 0 without PDCM */
+	__u32 cpuid_0a[4];	/* out: raw CPUID.0AH EAX, EBX, ECX, EDX */
+	__u64 __reserved[4];	/* in and out: 0 */
+};
+
+/*
+ * Test-only, model backend only: one RDMSR or WRMSR executed by the model on
+ * the given CPU, through the same access layer the driver uses. Needs
+ * CAP_SYS_ADMIN. Extra errors:
+ *   -EOPNOTSUPP  the backend is not the model
+ *   -EPERM       no CAP_SYS_ADMIN
+ *   -ENXIO, -ENODEV as for ARCHPMU_IOC_CPU_INFO
+ *   -EACCES      a write to an MSR outside the architectural PMU set
+ *   -EIO         the model raised #GP (reserved bit, absent or read-only MSR)
+ */
+#define ARCHPMU_MODEL_MSR_WRITE	(1U << 0)
+
+struct archpmu_model_msr {
+	__u32 size;		/* in */
+	__u32 flags;		/* in: ARCHPMU_MODEL_MSR_WRITE or 0 */
+	__u32 cpu;		/* in */
+	__u32 msr;		/* in */
+	__u64 value;		/* in for a write, out for a read */
+};
+
+#define ARCHPMU_IOC_TYPE	0xB8
+#define ARCHPMU_IOC_INFO	_IO(ARCHPMU_IOC_TYPE, 0x00)
+#define ARCHPMU_IOC_CPU_INFO	_IO(ARCHPMU_IOC_TYPE, 0x01)
+#define ARCHPMU_IOC_MODEL_MSR	_IO(ARCHPMU_IOC_TYPE, 0x02)
+
+#endif /* _UAPI_LINUX_ARCHPMU_H */
