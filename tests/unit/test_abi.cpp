@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+// The ioctl ABI's layout: fixed sizes and offsets, 8-byte alignment (so the
+// 32-bit compat ABI is identical), distinct command numbers.
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <set>
+
+#include "archpmu.h"
+
+extern "C" unsigned int archpmu_abi_c_sizes(void);
+
+TEST_CASE("ABI structs have fixed, 8-byte aligned layouts", "[abi]")
+{
+    STATIC_REQUIRE(sizeof(archpmu_info) == 80);
+    STATIC_REQUIRE(offsetof(archpmu_info, size) == 0);
+    STATIC_REQUIRE(offsetof(archpmu_info, flags) == 4);
+    STATIC_REQUIRE(offsetof(archpmu_info, capabilities) == 16);
+    STATIC_REQUIRE(offsetof(archpmu_info, max_fixed_counters) == 40);
+    STATIC_REQUIRE(offsetof(archpmu_info, __reserved) == 48);
+
+    STATIC_REQUIRE(sizeof(archpmu_cpu_info) == 128);
+    STATIC_REQUIRE(offsetof(archpmu_cpu_info, cpu) == 8);
+    STATIC_REQUIRE(offsetof(archpmu_cpu_info, gp_mask) == 48);
+    STATIC_REQUIRE(offsetof(archpmu_cpu_info, perf_capabilities) == 72);
+    STATIC_REQUIRE(offsetof(archpmu_cpu_info, cpuid_0a) == 80);
+    STATIC_REQUIRE(offsetof(archpmu_cpu_info, __reserved) == 96);
+
+    STATIC_REQUIRE(sizeof(archpmu_model_msr) == 24);
+    STATIC_REQUIRE(offsetof(archpmu_model_msr, value) == 16);
+
+    CHECK(archpmu_abi_c_sizes() == 80 + 128 + 24);  // the C view agrees
+}
+
+TEST_CASE("ioctl numbers are distinct and carry the archpmu type", "[abi]")
+{
+    const std::set<unsigned long> cmds = {ARCHPMU_IOC_INFO, ARCHPMU_IOC_CPU_INFO,
+                                          ARCHPMU_IOC_MODEL_MSR};
+    CHECK(cmds.size() == 3);
+    for (unsigned long cmd : cmds)
+        CHECK(_IOC_TYPE(cmd) == ARCHPMU_IOC_TYPE);
+}
+
+TEST_CASE("capability, flag and event numbers are stable", "[abi]")
+{
+    CHECK(ARCHPMU_ABI_VERSION == 1);
+    CHECK(ARCHPMU_CAP_INFO == 1);
+    CHECK(ARCHPMU_CAP_CPU_INFO == 2);
+    CHECK(ARCHPMU_CAP_MODEL_MSR == 4);
+    CHECK(ARCHPMU_BACKEND_HW == 1);
+    CHECK(ARCHPMU_BACKEND_MODEL == 2);
+    CHECK(ARCHPMU_EVENT_LBR_INSERTS == 12);
+    CHECK(ARCHPMU_NR_ARCH_EVENTS == 13);
+}

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+// The model's RDMSR/WRMSR semantics (module/model_regs.c).
+#include <catch2/catch.hpp>
+
+#include "portable_core.hpp"
+
+namespace {
+
+constexpr int kGP = -EIO;
+
+archpmu_pmu_desc layout(uint32_t version, uint32_t gp, uint32_t width, uint32_t fixed,
+                        bool full_width = false)
+{
+    archpmu_cpuid_set c{};
+    c.leaf01.ecx = full_width ? 1u << 15 : 0;
+    c.leaf0a = {version | gp << 8 | width << 16 | 7u << 24, 0, 0, fixed | width << 5};
+    archpmu_pmu_desc d{};
+    archpmu_decode_cpuid(&c, &d);
+    archpmu_desc_set_perf_caps(&d, full_width ? ARCHPMU_PERF_CAP_FW_WRITE : 0);
+    return d;
+}
+
+struct Model {
+    explicit Model(const archpmu_pmu_desc& d) : desc(d) { archpmu_model_regs_reset(&regs, &desc); }
+    uint64_t read(uint32_t msr)
+    {
+        uint64_t v = 0xdeadbeef;
+        REQUIRE(archpmu_model_rdmsr(&regs, msr, &v) == 0);
+        return v;
+    }
+    int try_read(uint32_t msr)
+    {
+        uint64_t v = 0;
+        return archpmu_model_rdmsr(&regs, msr, &v);
+    }
+    int write(uint32_t msr, uint64_t v) { return archpmu_model_wrmsr(&regs, msr, v); }
+    archpmu_pmu_desc desc;
+    archpmu_model_regs regs{};
+};
+
+}  // namespace
+
+TEST_CASE("model: GLOBAL_CTRL resets to the GP counter mask", "[model]")
+{
+    Model m(layout(4, 4, 48, 3));
+    CHECK(m.read(ARCHPMU_MSR_GLOBAL_CTRL) == 0xf);
+    CHECK(m.read(ARCHPMU_MSR_GLOBAL_STATUS) == 0);
+    CHECK(m.read(ARCHPMU_MSR_FIXED_CTR_CTRL) == 0);
+}
+
+TEST_CASE("model: v1 has no global or fixed MSRs", "[model]")
+{
+    Model m(layout(1, 2, 40, 3));
+    for (uint32_t msr : {0x38du, 0x38eu, 0x38fu, 0x390u, 0x309u})
+        CHECK(m.try_read(msr) == kGP);
+    CHECK(m.write(ARCHPMU_MSR_GLOBAL_CTRL, 0x3) == kGP);
+    CHECK(m.write(ARCHPMU_MSR_PERFEVTSEL0, 0x4300c0) == 0);
+}
+
+TEST_CASE("model: legacy counter writes sign-extend bit 31 and truncate to the width", "[model]")
+{
+    Model m48(layout(4, 4, 48, 3));
+    CHECK(m48.write(ARCHPMU_MSR_PMC0, 0x80000000) == 0);
+    CHECK(m48.read(ARCHPMU_MSR_PMC0) == 0xffff80000000ULL);
+    CHECK(m48.write(ARCHPMU_MSR_PMC0 + 1, 0x123456789ULL) == 0);  // EDX ignored
+    CHECK(m48.read(ARCHPMU_MSR_PMC0 + 1) == 0x23456789ULL);
+
+    Model m40(layout(1, 2, 40, 0));
+    CHECK(m40.write(ARCHPMU_MSR_PMC0, 0xffffffffULL) == 0);
+    CHECK(m40.read(ARCHPMU_MSR_PMC0) == 0xffffffffffULL);
+}
+
+TEST_CASE("model: full-width writes exist only with PERF_CAPABILITIES[13]", "[model]")
+{
+    Model legacy(layout(4, 4, 48, 3));
+    CHECK(legacy.write(ARCHPMU_MSR_A_PMC0, 1) == kGP);
+    CHECK(legacy.try_read(ARCHPMU_MSR_PERF_CAPABILITIES) == kGP);  // no PDCM
+
+    Model fw(layout(4, 4, 48, 3, true));
+    CHECK(fw.read(ARCHPMU_MSR_PERF_CAPABILITIES) == ARCHPMU_PERF_CAP_FW_WRITE);
+    CHECK(fw.write(ARCHPMU_MSR_A_PMC0, 0xff0123456789ULL) == 0);
+    CHECK(fw.read(ARCHPMU_MSR_PMC0) == 0xff0123456789ULL);  // PMC0 aliases A_PMC0
+    CHECK(fw.write(ARCHPMU_MSR_A_PMC0, 1ULL << 48) == kGP);
+    CHECK(fw.write(ARCHPMU_MSR_PERF_CAPABILITIES, 0) == kGP);
+}
+
+TEST_CASE("model: absent counters raise #GP", "[model]")
+{
+    Model m(layout(4, 4, 48, 3));
+    CHECK(m.try_read(ARCHPMU_MSR_PMC0 + 4) == kGP);
+    CHECK(m.write(ARCHPMU_MSR_PERFEVTSEL0 + 4, 0) == kGP);
+    CHECK(m.try_read(ARCHPMU_MSR_FIXED_CTR0 + 3) == kGP);
+    Model v3(layout(3, 4, 48, 3));
+    CHECK(v3.try_read(ARCHPMU_MSR_GLOBAL_INUSE) == kGP);  // INUSE arrives with v4
+    CHECK(v3.try_read(ARCHPMU_MSR_GLOBAL_STATUS_SET) == kGP);
+}
+
+TEST_CASE("model: PERFEVTSEL reserved bits raise #GP", "[model]")
+{
+    Model v2(layout(2, 2, 40, 3));
+    CHECK(v2.write(ARCHPMU_MSR_PERFEVTSEL0, ARCHPMU_EVTSEL_ANY) == kGP);
+    CHECK(v2.write(ARCHPMU_MSR_PERFEVTSEL0, 1ULL << 32) == kGP);
+    CHECK(v2.write(ARCHPMU_MSR_PERFEVTSEL0, 0xff5300c0) == 0);  // every defined field
+
+    Model v3(layout(3, 4, 48, 3));
+    CHECK(v3.write(ARCHPMU_MSR_PERFEVTSEL0, ARCHPMU_EVTSEL_ANY | 0x4300c0) == 0);
+    CHECK(v3.read(ARCHPMU_MSR_PERFEVTSEL0) == (ARCHPMU_EVTSEL_ANY | 0x4300c0));
+}
+
+TEST_CASE("model: FIXED_CTR_CTRL and GLOBAL_CTRL bits of absent counters raise #GP", "[model]")
+{
+    Model m(layout(2, 2, 40, 3));
+    CHECK(m.write(ARCHPMU_MSR_FIXED_CTR_CTRL, 0xbbb) == 0);
+    CHECK(m.write(ARCHPMU_MSR_FIXED_CTR_CTRL, 0xb000) == kGP);  // fixed counter 3
+    CHECK(m.write(ARCHPMU_MSR_FIXED_CTR_CTRL, 0x4) == kGP);     // AnyThread on v2
+    CHECK(m.write(ARCHPMU_MSR_GLOBAL_CTRL, 0x3 | 0x7ULL << 32) == 0);
+    CHECK(m.write(ARCHPMU_MSR_GLOBAL_CTRL, 0x4) == kGP);
+    CHECK(m.write(ARCHPMU_MSR_GLOBAL_CTRL, 1ULL << 35) == kGP);
+}
+
+TEST_CASE("model: fixed counters are strict about their width", "[model]")
+{
+    Model m(layout(4, 4, 48, 3));
+    CHECK(m.write(ARCHPMU_MSR_FIXED_CTR0, 0xffffffffffffULL) == 0);
+    CHECK(m.read(ARCHPMU_MSR_FIXED_CTR0) == 0xffffffffffffULL);
+    CHECK(m.write(ARCHPMU_MSR_FIXED_CTR0, 1ULL << 48) == kGP);
+}
+
+TEST_CASE("model: GLOBAL_STATUS is read-only; STATUS_SET and STATUS_RESET change it", "[model]")
+{
+    Model v4(layout(4, 4, 48, 3));
+    CHECK(v4.write(ARCHPMU_MSR_GLOBAL_STATUS, 1) == kGP);
+    CHECK(v4.write(ARCHPMU_MSR_GLOBAL_STATUS_SET, 0x5 | 1ULL << 33 | ARCHPMU_STATUS_CTR_FRZ) == 0);
+    CHECK(v4.read(ARCHPMU_MSR_GLOBAL_STATUS) == (0x5 | 1ULL << 33 | ARCHPMU_STATUS_CTR_FRZ));
+    CHECK(v4.read(ARCHPMU_MSR_GLOBAL_STATUS_SET) == 0);
+    CHECK(v4.write(ARCHPMU_MSR_GLOBAL_OVF_CTRL, 0x1 | ARCHPMU_STATUS_CTR_FRZ) == 0);
+    CHECK(v4.read(ARCHPMU_MSR_GLOBAL_STATUS) == (0x4 | 1ULL << 33));
+    CHECK(v4.read(ARCHPMU_MSR_GLOBAL_OVF_CTRL) == 0);
+    CHECK(v4.write(ARCHPMU_MSR_GLOBAL_STATUS_SET, 1ULL << 4) == kGP);  // no counter 4
+    CHECK(v4.write(ARCHPMU_MSR_GLOBAL_OVF_CTRL, 1ULL << 40) == kGP);
+
+    Model v3(layout(3, 4, 48, 3));
+    CHECK(v3.write(ARCHPMU_MSR_GLOBAL_STATUS_SET, 1) == kGP);
+    CHECK(v3.write(ARCHPMU_MSR_GLOBAL_OVF_CTRL, ARCHPMU_STATUS_CTR_FRZ) == kGP);
+    CHECK(v3.write(ARCHPMU_MSR_GLOBAL_OVF_CTRL, ARCHPMU_STATUS_OVF_UNCORE) == 0);
+}
+
+TEST_CASE("model: GLOBAL_INUSE reflects the event selects and fixed enables", "[model]")
+{
+    Model m(layout(4, 4, 48, 3));
+    CHECK(m.read(ARCHPMU_MSR_GLOBAL_INUSE) == 0);
+    CHECK(m.write(ARCHPMU_MSR_PERFEVTSEL0 + 2, 0xc0) == 0);
+    CHECK(m.write(ARCHPMU_MSR_FIXED_CTR_CTRL, 0x20) == 0);  // fixed 1, USR
+    CHECK(m.read(ARCHPMU_MSR_GLOBAL_INUSE) == (0x4 | 1ULL << 33));
+    CHECK(m.write(ARCHPMU_MSR_PERFEVTSEL0, ARCHPMU_EVTSEL_INT) == 0);
+    CHECK(m.read(ARCHPMU_MSR_GLOBAL_INUSE) == (0x4 | 1ULL << 33 | ARCHPMU_INUSE_PMI));
+    CHECK(m.write(ARCHPMU_MSR_GLOBAL_INUSE, 0) == kGP);
+}

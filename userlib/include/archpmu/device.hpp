@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// archpmu: an open /dev/archpmu.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "archpmu/pmu.hpp"
+#include "archpmu/unique_fd.hpp"
+
+namespace archpmu {
+
+inline constexpr const char* kDefaultDevicePath = "/dev/archpmu";
+
+// Owns one open file of the device; move-only. Every method throws
+// archpmu::Error on failure.
+class Device {
+public:
+    explicit Device(const std::string& path = kDefaultDevicePath);
+
+    [[nodiscard]] Info info() const;
+    [[nodiscard]] CpuInfo cpu_info(std::uint32_t cpu) const;
+    // Every online, enumerated CPU, ascending.
+    [[nodiscard]] std::vector<CpuInfo> all_cpu_info() const;
+
+    // Test-only, model backend only: one RDMSR/WRMSR executed by the model.
+    [[nodiscard]] std::uint64_t model_read_msr(std::uint32_t cpu, std::uint32_t msr) const;
+    void model_write_msr(std::uint32_t cpu, std::uint32_t msr, std::uint64_t value) const;
+
+    [[nodiscard]] int fd() const noexcept { return fd_.get(); }
+    [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+private:
+    std::string path_;
+    UniqueFd fd_;
+};
+
+}  // namespace archpmu

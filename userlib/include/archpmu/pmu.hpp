@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+// archpmu: what the module reports about itself and about each CPU's PMU.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace archpmu {
+
+enum class Backend { hw, model, unknown };
+enum class CoreType { none, atom, core, unknown };
+
+std::string_view to_string(Backend backend);
+// "core", "atom", or "none"/"unknown".
+std::string_view to_string(CoreType type);
+
+// Name of architectural event n (bit n of CPUID.0AH:EBX), e.g. "cycles";
+// empty for bits past the known events.
+std::string_view arch_event_name(unsigned bit);
+inline constexpr unsigned kArchEventCount = 13;
+
+struct Info {
+    std::uint32_t abi_version = 0;
+    Backend backend = Backend::unknown;
+    std::uint64_t capabilities = 0;
+    std::uint32_t nr_cpu_ids = 0;
+    std::uint32_t nr_cpus_online = 0;
+    std::uint32_t nr_cpus_enumerated = 0;
+    std::uint32_t max_gp_counters = 0;
+    std::uint32_t max_fixed_counters = 0;
+};
+
+struct CpuInfo {
+    std::uint32_t cpu = 0;
+    std::uint32_t version = 0;
+    std::uint32_t pmu_flags = 0;
+    CoreType core_type = CoreType::none;
+    std::uint32_t native_model_id = 0;
+    std::uint32_t gp_counters = 0;
+    std::uint32_t gp_width = 0;
+    std::uint32_t fixed_width = 0;
+    std::uint32_t events_len = 0;
+    std::uint64_t gp_mask = 0;
+    std::uint64_t fixed_mask = 0;
+    std::uint64_t events_mask = 0;
+    std::uint64_t perf_capabilities = 0;
+    std::array<std::uint32_t, 4> cpuid_0a{};
+
+    [[nodiscard]] bool anythread_deprecated() const;
+    [[nodiscard]] bool full_width_write() const;
+    [[nodiscard]] bool hybrid() const;
+    // Indices of the fixed counters that exist, ascending.
+    [[nodiscard]] std::vector<unsigned> fixed_counters() const;
+    // Names of the available architectural events, in bit order.
+    [[nodiscard]] std::vector<std::string> events() const;
+    // The same PMU description, whatever the CPU number.
+    [[nodiscard]] bool same_pmu(const CpuInfo& other) const;
+};
+
+// CPUs with identical PMU descriptions, in order of their first CPU.
+struct PmuGroup {
+    CpuInfo pmu;
+    std::vector<std::uint32_t> cpus;
+};
+std::vector<PmuGroup> group_by_pmu(const std::vector<CpuInfo>& cpus);
+
+// "0-3,6" for {0,1,2,3,6}.
+std::string format_cpu_list(const std::vector<std::uint32_t>& cpus);
+
+}  // namespace archpmu

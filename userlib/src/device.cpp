@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+#include "archpmu/device.hpp"
+
+#include <fcntl.h>
+#include "archpmu.h"
+#include <sys/ioctl.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "archpmu/error.hpp"
+
+namespace archpmu {
+namespace {
+
+std::string open_hint(int err)
+{
+    switch (err) {
+    case ENOENT:
+    case ENXIO:
+    case ENODEV:
+        return " (is the module loaded? insmod module/archpmu.ko, or backend=model without an "
+               "Intel PMU)";
+    case EACCES:
+    case EPERM:
+        return " (the device is root-only by default: run as root, or install "
+               "udev/99-archpmu.rules and join the archpmu group)";
+    default:
+        return {};
+    }
+}
+
+template <typename T>
+T zeroed_cmd()
+{
+    T cmd;
+    std::memset(&cmd, 0, sizeof(cmd));
+    cmd.size = sizeof(cmd);
+    return cmd;
+}
+
+CoreType core_type_from(std::uint32_t raw)
+{
+    switch (raw) {
+    case ARCHPMU_CORE_TYPE_NONE:
+        return CoreType::none;
+    case ARCHPMU_CORE_TYPE_ATOM:
+        return CoreType::atom;
+    case ARCHPMU_CORE_TYPE_CORE:
+        return CoreType::core;
+    default:
+        return CoreType::unknown;
+    }
+}
+
+}  // namespace
+
+Device::Device(const std::string& path) : path_(path)
+{
+    fd_.reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+    if (!fd_.valid()) {
+        const int err = errno;
+        throw Error(err, "cannot open " + path + open_hint(err));
+    }
+}
+
+Info Device::info() const
+{
+    auto cmd = zeroed_cmd<archpmu_info>();
+    if (::ioctl(fd_.get(), ARCHPMU_IOC_INFO, &cmd) != 0) {
+        const int err = errno;
+        throw Error(err, "ARCHPMU_IOC_INFO on " + path_ +
+                             (err == ENOTTY ? " (not an archpmu device?)" : ""));
+    }
+    Info out;
+    out.abi_version = cmd.abi_version;
+    out.backend = cmd.backend == ARCHPMU_BACKEND_HW      ? Backend::hw
+                  : cmd.backend == ARCHPMU_BACKEND_MODEL ? Backend::model
+                                                         : Backend::unknown;
+    out.capabilities = cmd.capabilities;
+    out.nr_cpu_ids = cmd.nr_cpu_ids;
+    out.nr_cpus_online = cmd.nr_cpus_online;
+    out.nr_cpus_enumerated = cmd.nr_cpus_enumerated;
+    out.max_gp_counters = cmd.max_gp_counters;
+    out.max_fixed_counters = cmd.max_fixed_counters;
+    return out;
+}
+
+CpuInfo Device::cpu_info(std::uint32_t cpu) const
+{
+    auto cmd = zeroed_cmd<archpmu_cpu_info>();
+    cmd.cpu = cpu;
+    if (::ioctl(fd_.get(), ARCHPMU_IOC_CPU_INFO, &cmd) != 0) {
+        const int err = errno;
+        const char* hint = err == ENXIO    ? " (no such CPU number)"
+                           : err == ENODEV ? " (the CPU is offline)"
+                                           : "";
+        throw Error(err, "ARCHPMU_IOC_CPU_INFO for CPU " + std::to_string(cpu) + hint);
+    }
+    CpuInfo out;
+    out.cpu = cmd.cpu;
+    out.version = cmd.version;
+    out.pmu_flags = cmd.pmu_flags;
+    out.core_type = core_type_from(cmd.core_type);
+    out.native_model_id = cmd.native_model_id;
+    out.gp_counters = cmd.nr_gp;
+    out.gp_width = cmd.gp_width;
+    out.fixed_width = cmd.fixed_width;
+    out.events_len = cmd.events_len;
+    out.gp_mask = cmd.gp_mask;
+    out.fixed_mask = cmd.fixed_mask;
+    out.events_mask = cmd.events_mask;
+    out.perf_capabilities = cmd.perf_capabilities;
+    for (std::size_t i = 0; i < out.cpuid_0a.size(); ++i)
+        out.cpuid_0a[i] = cmd.cpuid_0a[i];
+    return out;
+}
+
+std::vector<CpuInfo> Device::all_cpu_info() const
+{
+    const Info i = info();
+    std::vector<CpuInfo> out;
+    for (std::uint32_t cpu = 0; cpu < i.nr_cpu_ids; ++cpu) {
+        try {
+            out.push_back(cpu_info(cpu));
+        } catch (const Error& e) {
+            if (e.code().value() != ENODEV)
+                throw;
+        }
+    }
+    return out;
+}
+
+std::uint64_t Device::model_read_msr(std::uint32_t cpu, std::uint32_t msr) const
+{
+    auto cmd = zeroed_cmd<archpmu_model_msr>();
+    cmd.cpu = cpu;
+    cmd.msr = msr;
+    if (::ioctl(fd_.get(), ARCHPMU_IOC_MODEL_MSR, &cmd) != 0)
+        throw Error(errno, "model RDMSR " + std::to_string(msr) + " on CPU " + std::to_string(cpu));
+    return cmd.value;
+}
+
+void Device::model_write_msr(std::uint32_t cpu, std::uint32_t msr, std::uint64_t value) const
+{
+    auto cmd = zeroed_cmd<archpmu_model_msr>();
+    cmd.flags = ARCHPMU_MODEL_MSR_WRITE;
+    cmd.cpu = cpu;
+    cmd.msr = msr;
+    cmd.value = value;
+    if (::ioctl(fd_.get(), ARCHPMU_IOC_MODEL_MSR, &cmd) != 0)
+        throw Error(errno, "model WRMSR " + std::to_string(msr) + " on CPU " + std::to_string(cpu));
+}
+
+}  // namespace archpmu

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+#include "archpmu/pmu.hpp"
+
+#include "archpmu.h"
+
+#include <array>
+
+namespace archpmu {
+namespace {
+
+constexpr std::array<std::string_view, kArchEventCount> kEventNames = {
+    "cycles",           "instructions",     "ref-cycles",       "cache-references",
+    "cache-misses",     "branches",         "branch-misses",    "slots",
+    "topdown-be-bound", "topdown-bad-spec", "topdown-fe-bound", "topdown-retiring",
+    "lbr-inserts",
+};
+static_assert(ARCHPMU_NR_ARCH_EVENTS == kArchEventCount);
+static_assert(ARCHPMU_EVENT_TOPDOWN_BAD_SPEC == 9 && ARCHPMU_EVENT_LBR_INSERTS == 12);
+
+}  // namespace
+
+std::string_view to_string(Backend backend)
+{
+    switch (backend) {
+    case Backend::hw:
+        return "hw";
+    case Backend::model:
+        return "model";
+    case Backend::unknown:
+        break;
+    }
+    return "unknown";
+}
+
+std::string_view to_string(CoreType type)
+{
+    switch (type) {
+    case CoreType::core:
+        return "core";
+    case CoreType::atom:
+        return "atom";
+    case CoreType::none:
+        return "none";
+    case CoreType::unknown:
+        break;
+    }
+    return "unknown";
+}
+
+std::string_view arch_event_name(unsigned bit)
+{
+    return bit < kEventNames.size() ? kEventNames[bit] : std::string_view{};
+}
+
+bool CpuInfo::anythread_deprecated() const
+{
+    return (pmu_flags & ARCHPMU_PMU_ANYTHREAD_DEPRECATED) != 0;
+}
+
+bool CpuInfo::full_width_write() const { return (pmu_flags & ARCHPMU_PMU_FULL_WIDTH_WRITE) != 0; }
+
+bool CpuInfo::hybrid() const { return (pmu_flags & ARCHPMU_PMU_HYBRID) != 0; }
+
+std::vector<unsigned> CpuInfo::fixed_counters() const
+{
+    std::vector<unsigned> out;
+    for (unsigned j = 0; j < 64; ++j)
+        if (fixed_mask & (1ULL << j))
+            out.push_back(j);
+    return out;
+}
+
+std::vector<std::string> CpuInfo::events() const
+{
+    std::vector<std::string> out;
+    for (unsigned n = 0; n < kArchEventCount; ++n)
+        if (events_mask & (1ULL << n))
+            out.emplace_back(arch_event_name(n));
+    return out;
+}
+
+bool CpuInfo::same_pmu(const CpuInfo& o) const
+{
+    return version == o.version && pmu_flags == o.pmu_flags && core_type == o.core_type &&
+           native_model_id == o.native_model_id && gp_width == o.gp_width &&
+           fixed_width == o.fixed_width && events_len == o.events_len && gp_mask == o.gp_mask &&
+           fixed_mask == o.fixed_mask && events_mask == o.events_mask &&
+           perf_capabilities == o.perf_capabilities;
+}
+
+std::vector<PmuGroup> group_by_pmu(const std::vector<CpuInfo>& cpus)
+{
+    std::vector<PmuGroup> groups;
+    for (const auto& c : cpus) {
+        bool placed = false;
+        for (auto& g : groups) {
+            if (g.pmu.same_pmu(c)) {
+                g.cpus.push_back(c.cpu);
+                placed = true;
+                break;
+            }
+        }
+        if (!placed)
+            groups.push_back(PmuGroup{c, {c.cpu}});
+    }
+    return groups;
+}
+
+std::string format_cpu_list(const std::vector<std::uint32_t>& cpus)
+{
+    std::string out;
+    for (std::size_t i = 0; i < cpus.size();) {
+        std::size_t j = i;
+        while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1)
+            ++j;
+        if (!out.empty())
+            out += ',';
+        out += std::to_string(cpus[i]);
+        if (j > i)
+            out += '-' + std::to_string(cpus[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
+}  // namespace archpmu
