@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+#include "harness.hpp"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace archpmu::itest {
+namespace {
+
+std::string module_path()
+{
+    const char* env = std::getenv("ARCHPMU_KO");
+    return env ? env : ARCHPMU_KO_DEFAULT;
+}
+
+}  // namespace
+
+int load_module(const std::string& params)
+{
+    const UniqueFd fd(::open(module_path().c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid())
+        FAIL("cannot open " << module_path() << ": " << std::strerror(errno));
+    if (::syscall(SYS_finit_module, fd.get(), params.c_str(), 0) != 0)
+        return errno;
+    return 0;
+}
+
+int unload_module()
+{
+    if (::syscall(SYS_delete_module, "archpmu", O_NONBLOCK) != 0)
+        return errno;
+    return 0;
+}
+
+bool module_loaded() { return path_exists("/sys/module/archpmu"); }
+
+LoadedModule::LoadedModule(const std::string& params)
+{
+    if (module_loaded())
+        unload_module();  // a failed test before may have left it loaded
+    INFO("insmod archpmu.ko " << params);
+    REQUIRE(load_module(params) == 0);
+}
+
+LoadedModule::~LoadedModule()
+{
+    const int err = unload_module();
+    if (err != 0)
+        std::fprintf(stderr, "itest: rmmod archpmu failed: %s\n", std::strerror(err));
+}
+
+KernelLog::KernelLog() : fd_(::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC))
+{
+    REQUIRE(fd_.valid());
+    ::lseek(fd_.get(), 0, SEEK_END);
+}
+
+std::vector<std::string> KernelLog::new_lines()
+{
+    std::array<char, 8192> buf{};
+    for (;;) {
+        const ssize_t n = ::read(fd_.get(), buf.data(), buf.size() - 1);
+        if (n < 0 && errno == EPIPE)
+            continue;  // overwritten records: keep reading
+        if (n <= 0)
+            break;
+        const std::string record(buf.data(), static_cast<std::size_t>(n));
+        const auto semi = record.find(';');
+        const auto nl = record.find('\n');
+        if (semi != std::string::npos)
+            seen_.push_back(record.substr(semi + 1, nl - semi - 1));
+    }
+    return seen_;
+}
+
+std::vector<std::string> KernelLog::grep(const std::string& needle)
+{
+    std::vector<std::string> hits;
+    for (const auto& line : new_lines())
+        if (line.find(needle) != std::string::npos)
+            hits.push_back(line);
+    return hits;
+}
+
+std::string read_file(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        FAIL("cannot read " << path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string s = ss.str();
+    if (!s.empty() && s.back() == '\n')
+        s.pop_back();
+    return s;
+}
+
+void write_file(const std::string& path, const std::string& text)
+{
+    std::ofstream out(path);
+    out << text;
+    out.close();
+    if (!out)
+        FAIL("cannot write '" << text << "' to " << path);
+}
+
+bool path_exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+std::string cpu_sysfs(unsigned cpu, const std::string& attr)
+{
+    return read_file("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/archpmu/" + attr);
+}
+
+CommandResult run_tool(const std::string& args)
+{
+    CommandResult r;
+    const std::string cmd = std::string(ARCHPMU_TOOL) + " " + args + " 2>&1";
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::array<char, 4096> buf{};
+    std::size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0)
+        r.out.append(buf.data(), n);
+    const int status = ::pclose(pipe);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+std::vector<unsigned> online_cpus()
+{
+    std::vector<unsigned> cpus;
+    const long n = ::sysconf(_SC_NPROCESSORS_CONF);
+    for (long cpu = 0; cpu < n; ++cpu) {
+        const std::string online =
+            "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online";
+        if (cpu == 0 || !path_exists(online) || read_file(online) == "1")
+            cpus.push_back(static_cast<unsigned>(cpu));
+    }
+    return cpus;
+}
+
+bool is_odd_cpu(unsigned cpu) { return cpu % 2 == 1; }
+
+std::string odd_cpu_list()
+{
+    std::string list;
+    for (unsigned cpu : online_cpus())
+        if (is_odd_cpu(cpu))
+            list += (list.empty() ? "" : ",") + std::to_string(cpu);
+    return list;
+}
+
+}  // namespace archpmu::itest

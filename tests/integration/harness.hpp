@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// VM integration harness: load and unload archpmu.ko with exact errnos, read
+// new kernel log lines, read sysfs, run the archpmu tool.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "archpmu/unique_fd.hpp"
+
+namespace archpmu::itest {
+
+// finit_module(archpmu.ko, params): 0 or the errno.
+int load_module(const std::string& params);
+// delete_module("archpmu"): 0 or the errno.
+int unload_module();
+bool module_loaded();
+
+// The module, loaded for the scope of one test (REQUIREs a successful load).
+class LoadedModule {
+public:
+    explicit LoadedModule(const std::string& params);
+    LoadedModule(const LoadedModule&) = delete;
+    LoadedModule& operator=(const LoadedModule&) = delete;
+    ~LoadedModule();
+};
+
+// Kernel log lines written after construction.
+class KernelLog {
+public:
+    KernelLog();
+    std::vector<std::string> new_lines();
+    // The new lines that contain `needle`.
+    std::vector<std::string> grep(const std::string& needle);
+
+private:
+    UniqueFd fd_;
+    std::vector<std::string> seen_;
+};
+
+std::string read_file(const std::string& path);  // trailing newline removed
+void write_file(const std::string& path, const std::string& text);
+bool path_exists(const std::string& path);
+std::string cpu_sysfs(unsigned cpu, const std::string& attr);
+
+struct CommandResult {
+    int status = -1;  // exit status, or -1 if it did not exit normally
+    std::string out;
+};
+CommandResult run_tool(const std::string& args);
+
+std::vector<unsigned> online_cpus();
+// The odd-numbered online CPUs, as a CPU list: the "second core type" in hybrid tests.
+std::string odd_cpu_list();
+bool is_odd_cpu(unsigned cpu);
+
+}  // namespace archpmu::itest

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// Loading, refusing and unloading: backend selection, bad parameters,
+// repeated load/unload cycles, CPU hotplug.
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cerrno>
+
+#include "archpmu.h"
+#include "archpmu/device.hpp"
+#include "archpmu/error.hpp"
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+
+TEST_CASE("backend=auto and backend=hw refuse a CPU without a PMU, saying why", "[lifecycle]")
+{
+    if (module_loaded())
+        unload_module();
+    for (const char* backend : {"", "backend=auto", "backend=hw"}) {
+        CAPTURE(backend);
+        KernelLog log;
+        CHECK(load_module(backend) == ENODEV);
+        CHECK_FALSE(module_loaded());
+        const auto lines = log.grep("no usable architectural PMU");
+        REQUIRE(lines.size() == 1);
+        CHECK_THAT(lines[0], Catch::Contains("CPUID.0AH reports PMU version 0"));
+        CHECK_THAT(lines[0], Catch::Contains("backend=model"));
+    }
+}
+
+TEST_CASE("bad parameters are refused with EINVAL and a line naming the parameter",
+          "[lifecycle]")
+{
+    if (module_loaded())
+        unload_module();
+    struct Case {
+        const char* params;
+        const char* says;
+    };
+    const Case cases[] = {
+        {"backend=magic", "backend=magic is not valid"},
+        {"backend=model model_version=7", "model_version=7 is out of range"},
+        {"backend=model model_version=0", "model_version=0 is out of range"},
+        {"backend=model model_gp=9", "model_gp=9 is out of range"},
+        {"backend=model model_gp=0", "model_gp=0 is out of range"},
+        {"backend=model model_gp_width=65", "model_gp_width=65 is out of range"},
+        {"backend=model model_fixed=8", "model_fixed=8 is out of range"},
+        {"backend=model model_fixed_mask=0x80 model_version=5", "model_fixed_mask=128"},
+        {"backend=model model_fixed_mask=0x5 model_version=4", "needs model_version 5"},
+        {"backend=model model_events_len=14", "model_events_len=14 is out of range"},
+        {"backend=model model_hybrid_cpus=x", "is not a CPU list"},
+        {"backend=model model_cpuid=garbage", "is not LEAF.SUB=EAX:EBX:ECX:EDX"},
+        {"backend=model model_cpuid=b.0=1:2:3:4", "leaf b.0 is not modelled"},
+        {"backend=model model_cpuid=a.0=7300404:0:0:603 model_cpuid_hybrid=a.0=1:0:0:0",
+         "model_cpuid_hybrid needs model_hybrid_cpus"},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.params);
+        KernelLog log;
+        CHECK(load_module(c.params) == EINVAL);
+        CHECK_FALSE(module_loaded());
+        CHECK(log.grep(c.says).size() == 1);
+    }
+}
+
+TEST_CASE("50 load/unload cycles, each used", "[lifecycle]")
+{
+    if (module_loaded())
+        unload_module();
+    for (int i = 0; i < 50; ++i) {
+        CAPTURE(i);
+        const std::string params = i % 2 ? "backend=model model_version=5 model_fixed_mask=0x5"
+                                         : "backend=model model_hybrid_cpus=1 model_hybrid_gp=2";
+        REQUIRE(load_module(params) == 0);
+        {
+            const archpmu::Device dev;
+            CHECK(dev.info().nr_cpus_enumerated == online_cpus().size());
+            CHECK(dev.cpu_info(1).gp_counters == (i % 2 ? 4u : 2u));
+        }
+        REQUIRE(unload_module() == 0);
+    }
+    CHECK_FALSE(path_exists("/dev/archpmu"));
+    CHECK_FALSE(path_exists("/sys/devices/system/cpu/cpu0/archpmu"));
+}
+
+TEST_CASE("unloading prints one line; an open device keeps the module", "[lifecycle]")
+{
+    if (module_loaded())
+        unload_module();
+    KernelLog log;
+    REQUIRE(load_module("backend=model") == 0);
+    {
+        const archpmu::Device dev;
+        CHECK(unload_module() == EWOULDBLOCK);
+        CHECK(module_loaded());
+    }
+    REQUIRE(unload_module() == 0);
+    CHECK(log.grep("archpmu: unloaded").size() == 1);
+}
+
+TEST_CASE("a CPU going offline and back online is enumerated again", "[lifecycle][hotplug]")
+{
+    const std::string online = "/sys/devices/system/cpu/cpu1/online";
+    REQUIRE(path_exists(online));
+    LoadedModule module("backend=model model_hybrid_cpus=1 model_hybrid_gp=3");
+    const archpmu::Device dev;
+    CHECK(dev.cpu_info(1).gp_counters == 3);
+
+    write_file(online, "0");
+    CHECK_FALSE(path_exists("/sys/devices/system/cpu/cpu1/archpmu"));
+    try {
+        (void)dev.cpu_info(1);
+        FAIL("CPU 1 is offline, yet CPU_INFO succeeded");
+    } catch (const archpmu::Error& e) {
+        CHECK(e.code().value() == ENODEV);
+    }
+    CHECK(dev.info().nr_cpus_enumerated == online_cpus().size());
+
+    write_file(online, "1");
+    CHECK(dev.cpu_info(1).gp_counters == 3);
+    CHECK(cpu_sysfs(1, "gp_counters") == "3");
+    CHECK(cpu_sysfs(1, "core_type") == "atom");
+}
