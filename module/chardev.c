@@ -148,7 +148,7 @@ static int archpmu_ioc_model_msr(struct archpmu_ucmd *ucmd)
 }
 
 #define IOCTL_OP(_ioctl, _fn, _struct, _last)				\
-	[_IOC_NR(_ioctl)] = {						\
+	{								\
 		.size = sizeof(_struct),				\
 		.min_size = offsetofend(_struct, _last),		\
 		.ioctl_num = _ioctl,					\
@@ -167,16 +167,16 @@ static const struct archpmu_ioctl_op archpmu_ioctl_ops[] = {
 static long archpmu_fops_ioctl(struct file *filp, unsigned int cmd,
 			       unsigned long arg)
 {
-	const struct archpmu_ioctl_op *op;
+	const struct archpmu_ioctl_op *op = NULL;
 	union archpmu_ucmd_buffer buf;
 	struct archpmu_ucmd ucmd = {};
-	unsigned int nr = _IOC_NR(cmd);
+	unsigned int i;
 	int ret;
 
-	if (_IOC_TYPE(cmd) != ARCHPMU_IOC_TYPE || nr >= ARRAY_SIZE(archpmu_ioctl_ops))
-		return -ENOTTY;
-	op = &archpmu_ioctl_ops[array_index_nospec(nr, ARRAY_SIZE(archpmu_ioctl_ops))];
-	if (op->ioctl_num != cmd)
+	for (i = 0; i < ARRAY_SIZE(archpmu_ioctl_ops); i++)
+		if (archpmu_ioctl_ops[i].ioctl_num == cmd)
+			op = &archpmu_ioctl_ops[i];
+	if (!op)
 		return -ENOTTY;
 
 	ucmd.ubuffer = (void __user *)arg;

@@ -7,9 +7,8 @@
 #define ARCHPMU_COMPAT_H
 
 #include <linux/capability.h>
-#include <linux/version.h>
 
-#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 8, 0)
+#ifndef CAP_PERFMON
 /* CAP_PERFMON arrived in 5.8; before it perf used CAP_SYS_ADMIN alone. */
 static inline bool perfmon_capable(void)
 {

@@ -15,15 +15,15 @@
 #include <linux/types.h>
 #else
 #include <errno.h>
+#include <linux/types.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <string.h>
 
-typedef uint8_t u8;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int32_t s32;
-typedef int64_t s64;
+typedef __u8 u8;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s32 s32;
+typedef __s64 s64;
 
 #define BIT(n)		(1UL << (n))
 #define BIT_ULL(n)	(1ULL << (n))

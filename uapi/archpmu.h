@@ -35,9 +35,9 @@
 #define ARCHPMU_BACKEND_MODEL	2	/* the software model (module parameter backend=model) */
 
 /* archpmu_info.capabilities: the commands and features this module has. */
-#define ARCHPMU_CAP_INFO	(1ULL << 0)	/* ARCHPMU_IOC_INFO */
-#define ARCHPMU_CAP_CPU_INFO	(1ULL << 1)	/* ARCHPMU_IOC_CPU_INFO */
-#define ARCHPMU_CAP_MODEL_MSR	(1ULL << 2)	/* ARCHPMU_IOC_MODEL_MSR (model backend only) */
+#define ARCHPMU_CAP_INFO	0x1ULL	/* ARCHPMU_IOC_INFO */
+#define ARCHPMU_CAP_CPU_INFO	0x2ULL	/* ARCHPMU_IOC_CPU_INFO */
+#define ARCHPMU_CAP_MODEL_MSR	0x4ULL	/* ARCHPMU_IOC_MODEL_MSR (model backend only) */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -58,16 +58,16 @@
 #define ARCHPMU_EVENT_LBR_INSERTS	12	/* E4H/01H */
 
 /* archpmu_cpu_info.pmu_flags */
-#define ARCHPMU_PMU_ANYTHREAD_DEPRECATED (1U << 0) /* CPUID.0AH:EDX[15] */
-#define ARCHPMU_PMU_FULL_WIDTH_WRITE	(1U << 1) /* PERF_CAPABILITIES[13]: IA32_A_PMCx */
-#define ARCHPMU_PMU_HYBRID		(1U << 2) /* CPUID.07H:EDX[15] */
-#define ARCHPMU_PMU_LEAF23		(1U << 3) /* CPUID leaf 23H present and used */
-#define ARCHPMU_PMU_PDCM		(1U << 4) /* CPUID.01H:ECX[15]: PERF_CAPABILITIES exists */
-#define ARCHPMU_PMU_FIXED_ASSUMED	(1U << 5) /* v2-4 reported < 3 fixed counters; 3 assumed */
-#define ARCHPMU_PMU_UMASK2		(1U << 6) /* CPUID.(23H,0):EBX[0] */
-#define ARCHPMU_PMU_EQ			(1U << 7) /* CPUID.(23H,0):EBX[1] */
-#define ARCHPMU_PMU_HYPERVISOR		(1U << 8) /* CPUID.01H:ECX[31] */
-#define ARCHPMU_PMU_PERF_METRICS	(1U << 9) /* PERF_CAPABILITIES[15] */
+#define ARCHPMU_PMU_ANYTHREAD_DEPRECATED 0x001U /* CPUID.0AH:EDX[15] */
+#define ARCHPMU_PMU_FULL_WIDTH_WRITE	0x002U /* PERF_CAPABILITIES[13]: IA32_A_PMCx */
+#define ARCHPMU_PMU_HYBRID		0x004U /* CPUID.07H:EDX[15] */
+#define ARCHPMU_PMU_LEAF23		0x008U /* CPUID leaf 23H present and used */
+#define ARCHPMU_PMU_PDCM		0x010U /* CPUID.01H:ECX[15]: PERF_CAPABILITIES exists */
+#define ARCHPMU_PMU_FIXED_ASSUMED	0x020U /* v2-4 reported < 3 fixed counters; 3 assumed */
+#define ARCHPMU_PMU_UMASK2		0x040U /* CPUID.(23H,0):EBX[0] */
+#define ARCHPMU_PMU_EQ			0x080U /* CPUID.(23H,0):EBX[1] */
+#define ARCHPMU_PMU_HYPERVISOR		0x100U /* CPUID.01H:ECX[31] */
+#define ARCHPMU_PMU_PERF_METRICS	0x200U /* PERF_CAPABILITIES[15] */
 
 /* archpmu_cpu_info.core_type: CPUID.1AH:EAX[31:24] on hybrid parts, else 0. */
 #define ARCHPMU_CORE_TYPE_NONE	0x00
@@ -127,7 +127,7 @@ struct archpmu_cpu_info {
  *   -EACCES      a write to an MSR outside the architectural PMU set
  *   -EIO         the model raised #GP (reserved bit, absent or read-only MSR)
  */
-#define ARCHPMU_MODEL_MSR_WRITE	(1U << 0)
+#define ARCHPMU_MODEL_MSR_WRITE	0x001U
 
 struct archpmu_model_msr {
 	__u32 size;		/* in */

@@ -10,8 +10,8 @@
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -43,7 +43,10 @@ int unload_module()
     return 0;
 }
 
-bool module_loaded() { return path_exists("/sys/module/archpmu"); }
+bool module_loaded()
+{
+    return path_exists("/sys/module/archpmu");
+}
 
 LoadedModule::LoadedModule(const std::string& params)
 {
@@ -115,7 +118,10 @@ void write_file(const std::string& path, const std::string& text)
         FAIL("cannot write '" << text << "' to " << path);
 }
 
-bool path_exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+bool path_exists(const std::string& path)
+{
+    return ::access(path.c_str(), F_OK) == 0;
+}
 
 std::string cpu_sysfs(unsigned cpu, const std::string& attr)
 {
@@ -142,15 +148,17 @@ std::vector<unsigned> online_cpus()
     std::vector<unsigned> cpus;
     const long n = ::sysconf(_SC_NPROCESSORS_CONF);
     for (long cpu = 0; cpu < n; ++cpu) {
-        const std::string online =
-            "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online";
+        const std::string online = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online";
         if (cpu == 0 || !path_exists(online) || read_file(online) == "1")
             cpus.push_back(static_cast<unsigned>(cpu));
     }
     return cpus;
 }
 
-bool is_odd_cpu(unsigned cpu) { return cpu % 2 == 1; }
+bool is_odd_cpu(unsigned cpu)
+{
+    return cpu % 2 == 1;
+}
 
 std::string odd_cpu_list()
 {

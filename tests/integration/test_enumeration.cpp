@@ -68,9 +68,15 @@ std::string event_names(uint64_t mask)
 
 Layout from_dump(const archpmu::test::Expect& e)
 {
-    return Layout{e.version,     e.gp_mask,     e.gp_width, e.fixed_mask,
-                  e.fixed_width, e.events_mask, e.anythread_deprecated,
-                  false,         e.core_type};
+    return Layout{e.version,
+                  e.gp_mask,
+                  e.gp_width,
+                  e.fixed_mask,
+                  e.fixed_width,
+                  e.events_mask,
+                  e.anythread_deprecated,
+                  false,
+                  e.core_type};
 }
 
 std::vector<Config> configurations()
@@ -78,28 +84,37 @@ std::vector<Config> configurations()
     using L = Layout;
     constexpr uint32_t core = ARCHPMU_CORE_TYPE_CORE, atom = ARCHPMU_CORE_TYPE_ATOM;
     std::vector<Config> configs = {
-        {"v1", "model_version=1 model_gp=2 model_gp_width=40 model_fixed=0",
-         L{1, 0x3, 40, 0x0, 0, 0x7f}, {}},
-        {"v2", "model_version=2 model_gp=2 model_gp_width=40 model_fixed=3 model_fixed_width=40",
-         L{2, 0x3, 40, 0x7, 40, 0x7f}, {}},
+        {"v1",
+         "model_version=1 model_gp=2 model_gp_width=40 model_fixed=0",
+         L{1, 0x3, 40, 0x0, 0, 0x7f},
+         {}},
+        {"v2",
+         "model_version=2 model_gp=2 model_gp_width=40 model_fixed=3 model_fixed_width=40",
+         L{2, 0x3, 40, 0x7, 40, 0x7f},
+         {}},
         {"v3", "model_version=3 model_gp=4 model_fixed=3", L{3, 0xf, 48, 0x7, 48, 0x7f}, {}},
         {"v4 defaults", "", L{4, 0xf, 48, 0x7, 48, 0x7f}, {}},
         {"v5 non-contiguous fixed",
          "model_version=5 model_gp=8 model_fixed=1 model_fixed_mask=0x5 model_events_len=8 "
          "model_anythread_deprecated=1 model_full_width=1",
-         L{5, 0xff, 48, 0x5, 48, 0xff, true, true}, {}},
+         L{5, 0xff, 48, 0x5, 48, 0xff, true, true},
+         {}},
         {"v4 unavailable events",
          "model_version=4 model_gp=4 model_gp_width=32 model_events_len=7 "
          "model_events_unavail=0x24",
-         L{4, 0xf, 32, 0x7, 48, 0x5b}, {}},
-        {"v6 leaf 23H", "model_version=6 model_gp=8 model_fixed=3 model_fixed_mask=0x70 "
-                        "model_events_len=13 model_anythread_deprecated=1",
-         L{6, 0xff, 48, 0x77, 48, 0x1fff, true}, {}},
+         L{4, 0xf, 32, 0x7, 48, 0x5b},
+         {}},
+        {"v6 leaf 23H",
+         "model_version=6 model_gp=8 model_fixed=3 model_fixed_mask=0x70 "
+         "model_events_len=13 model_anythread_deprecated=1",
+         L{6, 0xff, 48, 0x77, 48, 0x1fff, true},
+         {}},
     };
     configs.push_back(Config{"hybrid v5",
                              "model_version=5 model_gp=8 model_fixed=3 model_full_width=1 "
                              "model_hybrid_gp=4 model_hybrid_fixed_mask=0x70 "
-                             "model_hybrid_cpus=" + odd_cpu_list(),
+                             "model_hybrid_cpus=" +
+                                 odd_cpu_list(),
                              L{5, 0xff, 48, 0x7, 48, 0x7f, false, true, core},
                              L{5, 0xf, 48, 0x77, 48, 0x7f, false, true, atom}, true});
 

@@ -81,17 +81,20 @@ TEST_CASE("ARCHPMU_IOC_INFO: each bad input has its errno", "[ioctl]")
     LoadedModule module("backend=model");
     const auto fd = open_device();
 
-    SECTION("size 0") {
+    SECTION("size 0")
+    {
         auto i = poisoned_info();
         i.size = 0;
         CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_INFO, &i) == EINVAL);
     }
-    SECTION("size one byte short") {
+    SECTION("size one byte short")
+    {
         auto i = poisoned_info();
         i.size = sizeof(i) - 1;
         CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_INFO, &i) == EINVAL);
     }
-    SECTION("oversized with a zero tail is accepted, the tail left alone") {
+    SECTION("oversized with a zero tail is accepted, the tail left alone")
+    {
         std::vector<unsigned char> buf(sizeof(archpmu_info) + 64, 0);
         auto i = poisoned_info();
         i.size = static_cast<uint32_t>(buf.size());
@@ -102,7 +105,8 @@ TEST_CASE("ARCHPMU_IOC_INFO: each bad input has its errno", "[ioctl]")
         for (std::size_t k = sizeof(i); k < buf.size(); ++k)
             CHECK(buf[k] == 0);
     }
-    SECTION("oversized with a non-zero tail") {
+    SECTION("oversized with a non-zero tail")
+    {
         std::vector<unsigned char> buf(sizeof(archpmu_info) + 64, 0);
         auto i = poisoned_info();
         i.size = static_cast<uint32_t>(buf.size());
@@ -110,29 +114,34 @@ TEST_CASE("ARCHPMU_IOC_INFO: each bad input has its errno", "[ioctl]")
         buf.back() = 1;
         CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_INFO, buf.data()) == E2BIG);
     }
-    SECTION("larger than a page") {
+    SECTION("larger than a page")
+    {
         std::vector<unsigned char> buf(8192, 0);
         auto i = poisoned_info();
         i.size = static_cast<uint32_t>(buf.size());
         std::memcpy(buf.data(), &i, sizeof(i));
         CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_INFO, buf.data()) == E2BIG);
     }
-    SECTION("non-zero flags") {
+    SECTION("non-zero flags")
+    {
         auto i = poisoned_info();
         i.flags = 1;
         CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_INFO, &i) == EINVAL);
     }
-    SECTION("non-zero reserved word") {
+    SECTION("non-zero reserved word")
+    {
         auto i = poisoned_info();
         i.__reserved0 = 1;
         CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_INFO, &i) == EINVAL);
     }
-    SECTION("non-zero reserved array") {
+    SECTION("non-zero reserved array")
+    {
         auto i = poisoned_info();
         i.__reserved[3] = 1ULL << 63;
         CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_INFO, &i) == EINVAL);
     }
-    SECTION("bad pointer") {
+    SECTION("bad pointer")
+    {
         CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_INFO, nullptr) == EFAULT);
     }
 }
@@ -155,7 +164,8 @@ TEST_CASE("ARCHPMU_IOC_CPU_INFO: each bad input has its errno", "[ioctl]")
     archpmu_info info = poisoned_info();
     REQUIRE(do_ioctl(fd.get(), ARCHPMU_IOC_INFO, &info) == 0);
 
-    SECTION("good input fills every field") {
+    SECTION("good input fills every field")
+    {
         auto c = poisoned_cpu_info(0);
         REQUIRE(do_ioctl(fd.get(), ARCHPMU_IOC_CPU_INFO, &c) == 0);
         CHECK(c.cpu == 0);
@@ -177,25 +187,30 @@ TEST_CASE("ARCHPMU_IOC_CPU_INFO: each bad input has its errno", "[ioctl]")
         CHECK(c.cpuid_0a[2] == 0);
         CHECK(c.cpuid_0a[3] == 0x603);
     }
-    SECTION("CPU number equal to nr_cpu_ids") {
+    SECTION("CPU number equal to nr_cpu_ids")
+    {
         auto c = poisoned_cpu_info(info.nr_cpu_ids);
         CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_CPU_INFO, &c) == ENXIO);
     }
-    SECTION("CPU number 0xffffffff") {
+    SECTION("CPU number 0xffffffff")
+    {
         auto c = poisoned_cpu_info(0xffffffffu);
         CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_CPU_INFO, &c) == ENXIO);
     }
-    SECTION("non-zero flags") {
+    SECTION("non-zero flags")
+    {
         auto c = poisoned_cpu_info(0);
         c.flags = 0x80000000u;
         CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_CPU_INFO, &c) == EINVAL);
     }
-    SECTION("non-zero reserved") {
+    SECTION("non-zero reserved")
+    {
         auto c = poisoned_cpu_info(0);
         c.__reserved[0] = 1;
         CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_CPU_INFO, &c) == EINVAL);
     }
-    SECTION("size short of the first layout") {
+    SECTION("size short of the first layout")
+    {
         auto c = poisoned_cpu_info(0);
         c.size = offsetof(archpmu_cpu_info, __reserved);
         CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_CPU_INFO, &c) == EINVAL);
@@ -231,7 +246,8 @@ TEST_CASE("ARCHPMU_IOC_MODEL_MSR: each bad input has its errno", "[ioctl][model-
     auto gp = msr(ARCHPMU_MODEL_MSR_WRITE, 0, 0x38e, 1);  // GLOBAL_STATUS is read-only
     CHECK(do_ioctl(fd.get(), ARCHPMU_IOC_MODEL_MSR, &gp) == EIO);
 
-    SECTION("without CAP_SYS_ADMIN") {
+    SECTION("without CAP_SYS_ADMIN")
+    {
         const pid_t child = ::fork();
         REQUIRE(child >= 0);
         if (child == 0) {

@@ -31,8 +31,7 @@ TEST_CASE("backend=auto and backend=hw refuse a CPU without a PMU, saying why", 
     }
 }
 
-TEST_CASE("bad parameters are refused with EINVAL and a line naming the parameter",
-          "[lifecycle]")
+TEST_CASE("bad parameters are refused with EINVAL and a line naming the parameter", "[lifecycle]")
 {
     if (module_loaded())
         unload_module();

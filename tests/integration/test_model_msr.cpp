@@ -42,8 +42,9 @@ int read_errno(const archpmu::Device& dev, uint32_t cpu, uint32_t msr)
 
 TEST_CASE("model MSRs of a v5 part with full-width writes", "[model-msr]")
 {
-    LoadedModule module("backend=model model_version=5 model_gp=8 model_fixed=1 "
-                        "model_fixed_mask=0x5 model_anythread_deprecated=1 model_full_width=1");
+    LoadedModule module(
+        "backend=model model_version=5 model_gp=8 model_fixed=1 "
+        "model_fixed_mask=0x5 model_anythread_deprecated=1 model_full_width=1");
     const archpmu::Device dev;
     for (unsigned cpu : online_cpus()) {
         CAPTURE(cpu);
@@ -101,8 +102,9 @@ TEST_CASE("model register files are per CPU", "[model-msr]")
 
 TEST_CASE("model MSRs of a v1 part: 40-bit counters, no global MSRs", "[model-msr]")
 {
-    LoadedModule module("backend=model model_version=1 model_gp=2 model_gp_width=40 "
-                        "model_fixed=0");
+    LoadedModule module(
+        "backend=model model_version=1 model_gp=2 model_gp_width=40 "
+        "model_fixed=0");
     const archpmu::Device dev;
     dev.model_write_msr(0, PMC0, 0xffffffff);
     CHECK(dev.model_read_msr(0, PMC0) == 0xffffffffffULL);
@@ -115,8 +117,10 @@ TEST_CASE("model MSRs of a v1 part: 40-bit counters, no global MSRs", "[model-ms
 
 TEST_CASE("model MSRs of a hybrid part follow each CPU's own layout", "[model-msr]")
 {
-    LoadedModule module("backend=model model_version=5 model_gp=6 model_hybrid_gp=2 "
-                        "model_hybrid_cpus=" + odd_cpu_list());
+    LoadedModule module(
+        "backend=model model_version=5 model_gp=6 model_hybrid_gp=2 "
+        "model_hybrid_cpus=" +
+        odd_cpu_list());
     const archpmu::Device dev;
     for (unsigned cpu : online_cpus()) {
         CAPTURE(cpu);

@@ -43,8 +43,8 @@ archpmu_pmu_desc decode(const CpuidLeaves& l)
 TEST_CASE("every real CPUID dump decodes to the layout the part has", "[decode][dumps]")
 {
     for (const auto& dc : dump_cases()) {
-        const auto types = archpmu::test::read_cpuid_dump(std::string(ARCHPMU_CPUID_DIR "/") +
-                                                          dc.file);
+        const auto types =
+            archpmu::test::read_cpuid_dump(std::string(ARCHPMU_CPUID_DIR "/") + dc.file);
         CAPTURE(dc.file);
         REQUIRE(types.size() == dc.types.size());
         for (std::size_t t = 0; t < types.size(); ++t) {
@@ -74,8 +74,8 @@ TEST_CASE("every dump file in the data folder has an expectation", "[decode][dum
 
 TEST_CASE("a dump turns into a model_cpuid parameter of the modelled leaves", "[dumps]")
 {
-    const auto types = archpmu::test::read_cpuid_dump(ARCHPMU_CPUID_DIR
-                                                      "/GenuineIntel00006E8_PM_Yonah.txt");
+    const auto types =
+        archpmu::test::read_cpuid_dump(ARCHPMU_CPUID_DIR "/GenuineIntel00006E8_PM_Yonah.txt");
     REQUIRE(types.size() == 1);
     CHECK(archpmu::test::model_cpuid_param(types[0]) ==
           "1.0=6e8:10800:c109:afe9fbff,7.0=0:0:0:0,a.0=7280201:0:0:0");

@@ -24,13 +24,13 @@ struct Model {
     explicit Model(const archpmu_pmu_desc& d) : desc(d) { archpmu_model_regs_reset(&regs, &desc); }
     uint64_t read(uint32_t msr)
     {
-        uint64_t v = 0xdeadbeef;
+        u64 v = 0xdeadbeef;
         REQUIRE(archpmu_model_rdmsr(&regs, msr, &v) == 0);
         return v;
     }
     int try_read(uint32_t msr)
     {
-        uint64_t v = 0;
+        u64 v = 0;
         return archpmu_model_rdmsr(&regs, msr, &v);
     }
     int write(uint32_t msr, uint64_t v) { return archpmu_model_wrmsr(&regs, msr, v); }

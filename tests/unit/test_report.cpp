@@ -15,8 +15,8 @@ archpmu::CpuInfo pcore(uint32_t cpu)
     archpmu::CpuInfo c;
     c.cpu = cpu;
     c.version = 5;
-    c.pmu_flags = ARCHPMU_PMU_HYBRID | ARCHPMU_PMU_FULL_WIDTH_WRITE |
-                  ARCHPMU_PMU_ANYTHREAD_DEPRECATED;
+    c.pmu_flags =
+        ARCHPMU_PMU_HYBRID | ARCHPMU_PMU_FULL_WIDTH_WRITE | ARCHPMU_PMU_ANYTHREAD_DEPRECATED;
     c.core_type = archpmu::CoreType::core;
     c.gp_counters = 8;
     c.gp_width = 48;
@@ -51,8 +51,7 @@ archpmu::Info model_info()
 
 TEST_CASE("info --json has the documented shape and values", "[report]")
 {
-    const auto doc = nlohmann::json::parse(
-        archpmu::info_json(model_info(), {pcore(0), ecore(1)}));
+    const auto doc = nlohmann::json::parse(archpmu::info_json(model_info(), {pcore(0), ecore(1)}));
     CHECK(doc["abi_version"] == 1);
     CHECK(doc["backend"] == "model");
     REQUIRE(doc["cpus"].size() == 2);
@@ -63,9 +62,8 @@ TEST_CASE("info --json has the documented shape and values", "[report]")
     CHECK(p["gp_width"] == 48);
     CHECK(p["fixed_counters"] == nlohmann::json({0, 2, 3}));
     CHECK(p["fixed_width"] == 48);
-    CHECK(p["events"] == nlohmann::json({"cycles", "instructions", "ref-cycles",
-                                         "cache-references", "cache-misses", "branches",
-                                         "branch-misses", "slots"}));
+    CHECK(p["events"] == nlohmann::json({"cycles", "instructions", "ref-cycles", "cache-references",
+                                         "cache-misses", "branches", "branch-misses", "slots"}));
     CHECK(p["anythread_deprecated"] == true);
     CHECK(p["core_type"] == "core");
     CHECK(p["full_width_write"] == true);

@@ -2,8 +2,8 @@
 #include "archpmu/device.hpp"
 
 #include <fcntl.h>
-#include "archpmu.h"
 #include <sys/ioctl.h>
+#include "archpmu.h"
 
 #include <cerrno>
 #include <cstring>
@@ -16,17 +16,17 @@ namespace {
 std::string open_hint(int err)
 {
     switch (err) {
-    case ENOENT:
-    case ENXIO:
-    case ENODEV:
-        return " (is the module loaded? insmod module/archpmu.ko, or backend=model without an "
-               "Intel PMU)";
-    case EACCES:
-    case EPERM:
-        return " (the device is root-only by default: run as root, or install "
-               "udev/99-archpmu.rules and join the archpmu group)";
-    default:
-        return {};
+        case ENOENT:
+        case ENXIO:
+        case ENODEV:
+            return " (is the module loaded? insmod module/archpmu.ko, or backend=model without an "
+                   "Intel PMU)";
+        case EACCES:
+        case EPERM:
+            return " (the device is root-only by default: run as root, or install "
+                   "udev/99-archpmu.rules and join the archpmu group)";
+        default:
+            return {};
     }
 }
 
@@ -42,14 +42,14 @@ T zeroed_cmd()
 CoreType core_type_from(std::uint32_t raw)
 {
     switch (raw) {
-    case ARCHPMU_CORE_TYPE_NONE:
-        return CoreType::none;
-    case ARCHPMU_CORE_TYPE_ATOM:
-        return CoreType::atom;
-    case ARCHPMU_CORE_TYPE_CORE:
-        return CoreType::core;
-    default:
-        return CoreType::unknown;
+        case ARCHPMU_CORE_TYPE_NONE:
+            return CoreType::none;
+        case ARCHPMU_CORE_TYPE_ATOM:
+            return CoreType::atom;
+        case ARCHPMU_CORE_TYPE_CORE:
+            return CoreType::core;
+        default:
+            return CoreType::unknown;
     }
 }
 

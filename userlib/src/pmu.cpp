@@ -9,10 +9,9 @@ namespace archpmu {
 namespace {
 
 constexpr std::array<std::string_view, kArchEventCount> kEventNames = {
-    "cycles",           "instructions",     "ref-cycles",       "cache-references",
-    "cache-misses",     "branches",         "branch-misses",    "slots",
-    "topdown-be-bound", "topdown-bad-spec", "topdown-fe-bound", "topdown-retiring",
-    "lbr-inserts",
+    "cycles",           "instructions",     "ref-cycles",  "cache-references", "cache-misses",
+    "branches",         "branch-misses",    "slots",       "topdown-be-bound", "topdown-bad-spec",
+    "topdown-fe-bound", "topdown-retiring", "lbr-inserts",
 };
 static_assert(ARCHPMU_NR_ARCH_EVENTS == kArchEventCount);
 static_assert(ARCHPMU_EVENT_TOPDOWN_BAD_SPEC == 9 && ARCHPMU_EVENT_LBR_INSERTS == 12);
@@ -22,12 +21,12 @@ static_assert(ARCHPMU_EVENT_TOPDOWN_BAD_SPEC == 9 && ARCHPMU_EVENT_LBR_INSERTS =
 std::string_view to_string(Backend backend)
 {
     switch (backend) {
-    case Backend::hw:
-        return "hw";
-    case Backend::model:
-        return "model";
-    case Backend::unknown:
-        break;
+        case Backend::hw:
+            return "hw";
+        case Backend::model:
+            return "model";
+        case Backend::unknown:
+            break;
     }
     return "unknown";
 }
@@ -35,14 +34,14 @@ std::string_view to_string(Backend backend)
 std::string_view to_string(CoreType type)
 {
     switch (type) {
-    case CoreType::core:
-        return "core";
-    case CoreType::atom:
-        return "atom";
-    case CoreType::none:
-        return "none";
-    case CoreType::unknown:
-        break;
+        case CoreType::core:
+            return "core";
+        case CoreType::atom:
+            return "atom";
+        case CoreType::none:
+            return "none";
+        case CoreType::unknown:
+            break;
     }
     return "unknown";
 }
@@ -57,9 +56,15 @@ bool CpuInfo::anythread_deprecated() const
     return (pmu_flags & ARCHPMU_PMU_ANYTHREAD_DEPRECATED) != 0;
 }
 
-bool CpuInfo::full_width_write() const { return (pmu_flags & ARCHPMU_PMU_FULL_WIDTH_WRITE) != 0; }
+bool CpuInfo::full_width_write() const
+{
+    return (pmu_flags & ARCHPMU_PMU_FULL_WIDTH_WRITE) != 0;
+}
 
-bool CpuInfo::hybrid() const { return (pmu_flags & ARCHPMU_PMU_HYBRID) != 0; }
+bool CpuInfo::hybrid() const
+{
+    return (pmu_flags & ARCHPMU_PMU_HYBRID) != 0;
+}
 
 std::vector<unsigned> CpuInfo::fixed_counters() const
 {

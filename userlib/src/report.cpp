@@ -62,9 +62,9 @@ std::string info_table(const Info& info, const std::vector<CpuInfo>& cpus)
         << cpus.size() << " CPU" << (cpus.size() == 1 ? "" : "s") << " enumerated\n\n";
 
     const auto groups = group_by_pmu(cpus);
-    std::vector<std::vector<std::string>> rows = {
-        {"CPUS", "TYPE", "VER", "GP", "GP-WIDTH", "FIXED", "FIX-WIDTH", "FULL-WIDTH", "ANYTHREAD",
-         "EVENTS"}};
+    std::vector<std::vector<std::string>> rows = {{"CPUS", "TYPE", "VER", "GP", "GP-WIDTH", "FIXED",
+                                                   "FIX-WIDTH", "FULL-WIDTH", "ANYTHREAD",
+                                                   "EVENTS"}};
     for (const auto& g : groups) {
         const CpuInfo& c = g.pmu;
         if (c.version == 0) {
@@ -75,12 +75,11 @@ std::string info_table(const Info& info, const std::vector<CpuInfo>& cpus)
         const char* anythread = c.anythread_deprecated() ? "deprecated"
                                 : c.version >= 3         ? "yes"
                                                          : "no";
-        rows.push_back({format_cpu_list(g.cpus),
-                        c.hybrid() ? std::string(to_string(c.core_type)) : "-",
-                        std::to_string(c.version), std::to_string(c.gp_counters),
-                        std::to_string(c.gp_width), fixed_list(c),
-                        c.fixed_mask ? std::to_string(c.fixed_width) : "-",
-                        c.full_width_write() ? "yes" : "no", anythread, join(c.events(), " ")});
+        rows.push_back(
+            {format_cpu_list(g.cpus), c.hybrid() ? std::string(to_string(c.core_type)) : "-",
+             std::to_string(c.version), std::to_string(c.gp_counters), std::to_string(c.gp_width),
+             fixed_list(c), c.fixed_mask ? std::to_string(c.fixed_width) : "-",
+             c.full_width_write() ? "yes" : "no", anythread, join(c.events(), " ")});
     }
     std::vector<std::size_t> width(rows[0].size(), 0);
     for (const auto& row : rows)

@@ -12,7 +12,10 @@ UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept
     return *this;
 }
 
-UniqueFd::~UniqueFd() { reset(); }
+UniqueFd::~UniqueFd()
+{
+    reset();
+}
 
 int UniqueFd::release() noexcept
 {

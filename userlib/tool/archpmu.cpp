@@ -19,9 +19,7 @@ int run_info(const std::string& device_path, bool json)
     return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv)
+int run(int argc, char** argv)
 {
     CLI::App app{"archpmu: the Intel architectural PMU through /dev/archpmu"};
     app.require_subcommand(1);
@@ -33,15 +31,21 @@ int main(int argc, char** argv)
     info->add_flag("-j,--json", json, "print JSON instead of a table");
 
     CLI11_PARSE(app, argc, argv);
+    if (info->parsed())
+        return run_info(device_path, json);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
     try {
-        if (info->parsed())
-            return run_info(device_path, json);
-    } catch (const archpmu::Error& e) {
-        std::cerr << "archpmu: " << e.what() << '\n';
-        return 1;
+        return run(argc, argv);
     } catch (const std::exception& e) {
         std::cerr << "archpmu: " << e.what() << '\n';
-        return 1;
+    } catch (...) {
+        std::cerr << "archpmu: unknown error\n";
     }
-    return 0;
+    return 1;
 }

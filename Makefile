@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0
+# archpmu top-level build.
+#
+#   make            the module (kbuild, W=1, warnings are errors), the C++
+#                   library, the archpmu tool and the tests
+#   make check      everything, then all tests (unit, lint, VM integration)
+#   make run        the main job: load the module and print `archpmu info`
+#                   (on the real PMU of an Intel host, else in the VM on the model)
+#   make lint       checkpatch --strict, clang-format, clang-tidy
+#   make install    library, headers, tool, pkg-config and CMake files
+#
+# KDIR selects the kernel build tree: the running kernel's if it has one,
+# else the newest Debian headers (scripts/install-deps installs them).
+# ARCHPMU_KVER is the kernel the test VM boots: the one KDIR belongs to.
+
+KVER_RUNNING := $(shell uname -r)
+KDIR ?= $(shell if [ -d /lib/modules/$(KVER_RUNNING)/build ]; then \
+		echo /lib/modules/$(KVER_RUNNING)/build; \
+	else \
+		ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1; \
+	fi)
+export ARCHPMU_KVER ?= $(notdir $(patsubst %/,%,$(dir $(KDIR))))
+
+BUILD ?= build/user
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all module user check unit run lint install clean
+
+all: module user
+
+module:
+	@test -n "$(KDIR)" -a -d "$(KDIR)" || { \
+		echo "no kernel build tree: run scripts/install-deps, or set KDIR=" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+user: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+check: all
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+unit: user
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE vm
+
+run: all
+	scripts/run-info
+
+lint: user
+	scripts/lint
+
+install: user
+	cmake --install $(BUILD)
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf build

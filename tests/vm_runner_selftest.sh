@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# scripts/vm must pass the command's exit status through, and must fail a
+# run whose guest kernel log holds a warning even when the command succeeded.
+set -u
+vm=$(dirname "$0")/../scripts/vm
+fail=0
+
+"$vm" --timeout 300 -- sh -c 'exit 3' > /dev/null 2>&1
+rc=$?
+[ "$rc" = 3 ] || { echo "FAIL: exit status 3 came back as $rc"; fail=1; }
+
+"$vm" --timeout 300 -- sh -c \
+	'echo "WARNING: CPU: 0 PID: 1 at selftest.c:1 fake_warning+0x0/0x10" > /dev/kmsg' \
+	> /tmp/vm-selftest.$$ 2>&1
+rc=$?
+[ "$rc" = 99 ] || { echo "FAIL: a kernel WARNING line gave exit $rc, not 99"; fail=1; }
+grep -q "fake_warning" /tmp/vm-selftest.$$ || { echo "FAIL: the warning line was not printed"; fail=1; }
+rm -f /tmp/vm-selftest.$$
+
+[ "$fail" = 0 ] && echo "vm runner self-test passed"
+exit "$fail"
