@@ -11,21 +11,23 @@
 
 namespace archpmu::test {
 
-struct Expect {
-    uint32_t version;
-    uint64_t gp_mask;
-    uint32_t gp_width;
-    uint64_t fixed_mask;
-    uint32_t fixed_width;
-    uint64_t events_mask;
-    bool anythread_deprecated;
-    uint32_t core_type;
-    uint32_t must_have_flags;
+// One logical CPU's PMU as archpmu must report it.
+struct PmuLayout {
+    uint32_t version = 0;
+    uint64_t gp_mask = 0;
+    uint32_t gp_width = 0;
+    uint64_t fixed_mask = 0;
+    uint32_t fixed_width = 0;
+    uint64_t events_mask = 0;
+    bool anythread_deprecated = false;
+    uint32_t core_type = ARCHPMU_CORE_TYPE_NONE;
+    uint32_t must_have_flags = 0;  // ARCHPMU_PMU_* bits that must be set
+    bool full_width = false;
 };
 
 struct DumpCase {
     const char* file;
-    std::vector<Expect> types;
+    std::vector<PmuLayout> types;
 };
 
 inline const std::vector<DumpCase>& dump_cases()

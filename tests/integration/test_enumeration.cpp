@@ -19,17 +19,7 @@ using namespace archpmu::itest;
 
 namespace {
 
-struct Layout {
-    uint32_t version;
-    uint64_t gp_mask;
-    uint32_t gp_width;
-    uint64_t fixed_mask;
-    uint32_t fixed_width;
-    uint64_t events_mask;
-    bool anythread_deprecated = false;
-    bool full_width = false;
-    uint32_t core_type = ARCHPMU_CORE_TYPE_NONE;
-};
+using Layout = archpmu::test::PmuLayout;
 
 struct Config {
     std::string name;
@@ -66,23 +56,11 @@ std::string event_names(uint64_t mask)
     return out;
 }
 
-Layout from_dump(const archpmu::test::Expect& e)
-{
-    return Layout{e.version,
-                  e.gp_mask,
-                  e.gp_width,
-                  e.fixed_mask,
-                  e.fixed_width,
-                  e.events_mask,
-                  e.anythread_deprecated,
-                  false,
-                  e.core_type};
-}
-
 std::vector<Config> configurations()
 {
     using L = Layout;
-    constexpr uint32_t core = ARCHPMU_CORE_TYPE_CORE, atom = ARCHPMU_CORE_TYPE_ATOM;
+    constexpr uint32_t none = ARCHPMU_CORE_TYPE_NONE, core = ARCHPMU_CORE_TYPE_CORE,
+                       atom = ARCHPMU_CORE_TYPE_ATOM, hybrid = ARCHPMU_PMU_HYBRID;
     std::vector<Config> configs = {
         {"v1",
          "model_version=1 model_gp=2 model_gp_width=40 model_fixed=0",
@@ -97,7 +75,7 @@ std::vector<Config> configurations()
         {"v5 non-contiguous fixed",
          "model_version=5 model_gp=8 model_fixed=1 model_fixed_mask=0x5 model_events_len=8 "
          "model_anythread_deprecated=1 model_full_width=1",
-         L{5, 0xff, 48, 0x5, 48, 0xff, true, true},
+         L{5, 0xff, 48, 0x5, 48, 0xff, true, none, ARCHPMU_PMU_FULL_WIDTH_WRITE, true},
          {}},
         {"v4 unavailable events",
          "model_version=4 model_gp=4 model_gp_width=32 model_events_len=7 "
@@ -107,7 +85,7 @@ std::vector<Config> configurations()
         {"v6 leaf 23H",
          "model_version=6 model_gp=8 model_fixed=3 model_fixed_mask=0x70 "
          "model_events_len=13 model_anythread_deprecated=1",
-         L{6, 0xff, 48, 0x77, 48, 0x1fff, true},
+         L{6, 0xff, 48, 0x77, 48, 0x1fff, true, none, ARCHPMU_PMU_LEAF23},
          {}},
     };
     configs.push_back(Config{"hybrid v5",
@@ -115,8 +93,8 @@ std::vector<Config> configurations()
                              "model_hybrid_gp=4 model_hybrid_fixed_mask=0x70 "
                              "model_hybrid_cpus=" +
                                  odd_cpu_list(),
-                             L{5, 0xff, 48, 0x7, 48, 0x7f, false, true, core},
-                             L{5, 0xf, 48, 0x77, 48, 0x7f, false, true, atom}, true});
+                             L{5, 0xff, 48, 0x7, 48, 0x7f, false, core, hybrid, true},
+                             L{5, 0xf, 48, 0x77, 48, 0x7f, false, atom, hybrid, true}, true});
 
     // Real CPUs, impersonated from their CPUID dumps.
     for (const auto& dc : archpmu::test::dump_cases()) {
@@ -125,12 +103,12 @@ std::vector<Config> configurations()
         Config c;
         c.name = dc.file;
         c.params = "model_cpuid=" + archpmu::test::model_cpuid_param(types.at(0));
-        c.primary = from_dump(dc.types.at(0));
+        c.primary = dc.types.at(0);
         if (types.size() > 1) {
             c.hybrid = true;
             c.params += " model_cpuid_hybrid=" + archpmu::test::model_cpuid_param(types.at(1)) +
                         " model_hybrid_cpus=" + odd_cpu_list();
-            c.secondary = from_dump(dc.types.at(1));
+            c.secondary = dc.types.at(1);
         }
         configs.push_back(c);
     }
@@ -148,6 +126,7 @@ void check_ioctl(const archpmu::CpuInfo& c, const Layout& l)
     CHECK(c.events_mask == l.events_mask);
     CHECK(c.anythread_deprecated() == l.anythread_deprecated);
     CHECK(c.full_width_write() == l.full_width);
+    CHECK((c.pmu_flags & l.must_have_flags) == l.must_have_flags);
     CHECK(static_cast<uint32_t>(c.core_type == archpmu::CoreType::core   ? ARCHPMU_CORE_TYPE_CORE
                                 : c.core_type == archpmu::CoreType::atom ? ARCHPMU_CORE_TYPE_ATOM
                                                                          : 0) == l.core_type);

@@ -30,6 +30,26 @@ std::string open_hint(int err)
     }
 }
 
+// ioctl(fd, request, arg), or throw with `what` and the hint for the errno.
+void checked_ioctl(int fd, unsigned long request, void* arg, const std::string& what,
+                   const char* (*hint)(int err))
+{
+    if (::ioctl(fd, request, arg) != 0) {
+        const int err = errno;
+        throw Error(err, what + hint(err));
+    }
+}
+
+const char* info_hint(int err)
+{
+    return err == ENOTTY ? " (not an archpmu device?)" : "";
+}
+
+const char* cpu_hint(int err)
+{
+    return err == ENXIO ? " (no such CPU number)" : err == ENODEV ? " (the CPU is offline)" : "";
+}
+
 template <typename T>
 T zeroed_cmd()
 {
@@ -67,11 +87,7 @@ Device::Device(const std::string& path) : path_(path)
 Info Device::info() const
 {
     auto cmd = zeroed_cmd<archpmu_info>();
-    if (::ioctl(fd_.get(), ARCHPMU_IOC_INFO, &cmd) != 0) {
-        const int err = errno;
-        throw Error(err, "ARCHPMU_IOC_INFO on " + path_ +
-                             (err == ENOTTY ? " (not an archpmu device?)" : ""));
-    }
+    checked_ioctl(fd_.get(), ARCHPMU_IOC_INFO, &cmd, "ARCHPMU_IOC_INFO on " + path_, info_hint);
     Info out;
     out.abi_version = cmd.abi_version;
     out.backend = cmd.backend == ARCHPMU_BACKEND_HW      ? Backend::hw
@@ -90,13 +106,8 @@ CpuInfo Device::cpu_info(std::uint32_t cpu) const
 {
     auto cmd = zeroed_cmd<archpmu_cpu_info>();
     cmd.cpu = cpu;
-    if (::ioctl(fd_.get(), ARCHPMU_IOC_CPU_INFO, &cmd) != 0) {
-        const int err = errno;
-        const char* hint = err == ENXIO    ? " (no such CPU number)"
-                           : err == ENODEV ? " (the CPU is offline)"
-                                           : "";
-        throw Error(err, "ARCHPMU_IOC_CPU_INFO for CPU " + std::to_string(cpu) + hint);
-    }
+    checked_ioctl(fd_.get(), ARCHPMU_IOC_CPU_INFO, &cmd,
+                  "ARCHPMU_IOC_CPU_INFO for CPU " + std::to_string(cpu), cpu_hint);
     CpuInfo out;
     out.cpu = cmd.cpu;
     out.version = cmd.version;
@@ -136,8 +147,9 @@ std::uint64_t Device::model_read_msr(std::uint32_t cpu, std::uint32_t msr) const
     auto cmd = zeroed_cmd<archpmu_model_msr>();
     cmd.cpu = cpu;
     cmd.msr = msr;
-    if (::ioctl(fd_.get(), ARCHPMU_IOC_MODEL_MSR, &cmd) != 0)
-        throw Error(errno, "model RDMSR " + std::to_string(msr) + " on CPU " + std::to_string(cpu));
+    checked_ioctl(fd_.get(), ARCHPMU_IOC_MODEL_MSR, &cmd,
+                  "model RDMSR " + std::to_string(msr) + " on CPU " + std::to_string(cpu),
+                  cpu_hint);
     return cmd.value;
 }
 
@@ -148,8 +160,9 @@ void Device::model_write_msr(std::uint32_t cpu, std::uint32_t msr, std::uint64_t
     cmd.cpu = cpu;
     cmd.msr = msr;
     cmd.value = value;
-    if (::ioctl(fd_.get(), ARCHPMU_IOC_MODEL_MSR, &cmd) != 0)
-        throw Error(errno, "model WRMSR " + std::to_string(msr) + " on CPU " + std::to_string(cpu));
+    checked_ioctl(fd_.get(), ARCHPMU_IOC_MODEL_MSR, &cmd,
+                  "model WRMSR " + std::to_string(msr) + " on CPU " + std::to_string(cpu),
+                  cpu_hint);
 }
 
 }  // namespace archpmu
