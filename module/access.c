@@ -5,27 +5,51 @@
  * so an operation costs one IPI per CPU, never one per register. Writes
  * outside the architectural PMU MSRs are refused here, whatever the backend.
  */
+#include <linux/bug.h>
 #include <linux/smp.h>
 
 #include "archpmu.h"
 
 #define CPUID07_1_EAX_LEAF23	BIT(8)
 
-static void archpmu_batch_exec(void *info)
+static int checked_write(u32 msr, u64 val)
+{
+	if (!archpmu_msr_writable(msr))
+		return -EACCES;
+	return archpmu_backend->msr_write(msr, val);
+}
+
+static int exec_op(struct archpmu_msr_op *op)
 {
 	const struct archpmu_backend *be = archpmu_backend;
+	int err;
+
+	switch (op->kind) {
+	case ARCHPMU_MSR_READ:
+		return be->msr_read(op->msr, &op->val);
+	case ARCHPMU_MSR_WRITE:
+		return checked_write(op->msr, op->val);
+	case ARCHPMU_MSR_MODIFY:
+		err = be->msr_read(op->msr, &op->old);
+		if (err)
+			return err;
+		return checked_write(op->msr, (op->old & ~op->mask) | (op->val & op->mask));
+	case ARCHPMU_MSR_ACK:
+		err = be->msr_read(ARCHPMU_MSR_GLOBAL_STATUS, &op->old);
+		if (err || !(op->old & op->mask))
+			return err;
+		return checked_write(ARCHPMU_MSR_GLOBAL_OVF_CTRL, op->old & op->mask);
+	}
+	return -EINVAL;
+}
+
+static void archpmu_batch_exec(void *info)
+{
 	struct archpmu_batch *b = info;
 
 	b->err = 0;
 	for (b->done = 0; b->done < b->nr; b->done++) {
-		struct archpmu_msr_op *op = &b->ops[b->done];
-
-		if (!op->write)
-			b->err = be->msr_read(op->msr, &op->val);
-		else if (archpmu_msr_writable(op->msr))
-			b->err = be->msr_write(op->msr, op->val);
-		else
-			b->err = -EACCES;
+		b->err = exec_op(&b->ops[b->done]);
 		if (b->err)
 			return;
 	}
@@ -37,6 +61,28 @@ int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b)
 	if (smp_call_function_single(cpu, archpmu_batch_exec, b, 1))
 		return -ENODEV;
 	return b->err;
+}
+
+void archpmu_batch_add(struct archpmu_batch_buf *buf, u32 kind, u32 msr,
+		       u64 val, u64 mask)
+{
+	struct archpmu_msr_op *op;
+
+	if (WARN_ON_ONCE(buf->nr >= ARCHPMU_BATCH_MAX))
+		return;
+	op = &buf->ops[buf->nr++];
+	op->kind = kind;
+	op->msr = msr;
+	op->val = val;
+	op->mask = mask;
+	op->old = 0;
+}
+
+int archpmu_batch_buf_run(unsigned int cpu, struct archpmu_batch_buf *buf)
+{
+	struct archpmu_batch b = { .ops = buf->ops, .nr = buf->nr };
+
+	return archpmu_batch_run(cpu, &b);
 }
 
 /* Read the PMU's CPUID leaves on this CPU (interrupts disabled). */

@@ -16,6 +16,11 @@ struct archpmu_backend {
 	void (*cpuid)(u32 leaf, u32 subleaf, struct archpmu_cpuid_regs *r);
 	int (*msr_read)(u32 msr, u64 *val);
 	int (*msr_write)(u32 msr, u64 val);
+	/* Model only: count @count occurrences of @code at CPL 0 or 3. */
+	void (*inject)(u32 code, u64 count, bool user);
+	/* Model only: the CPU came online / goes offline (runs on it). */
+	void (*cpu_online)(void);
+	void (*cpu_offline)(void);
 };
 
 extern const struct archpmu_backend archpmu_hw_backend;
@@ -29,11 +34,31 @@ int archpmu_hw_probe(char *why, size_t len);
 int archpmu_model_init(void);
 
 /* access.c: all MSR accesses of one operation on one CPU in one cross-call. */
+enum archpmu_msr_kind {
+	ARCHPMU_MSR_READ,	/* val = MSR */
+	ARCHPMU_MSR_WRITE,	/* MSR = val */
+	ARCHPMU_MSR_MODIFY,	/* old = MSR; MSR = (old & ~mask) | (val & mask) */
+	ARCHPMU_MSR_ACK,	/* old = GLOBAL_STATUS; OVF_CTRL = old & mask, if any */
+};
+
 struct archpmu_msr_op {
 	u32 msr;
-	bool write;
+	u32 kind;		/* enum archpmu_msr_kind */
 	u64 val;
+	u64 mask;
+	u64 old;
 };
+
+#define ARCHPMU_BATCH_MAX	64
+
+struct archpmu_batch_buf {
+	struct archpmu_msr_op ops[ARCHPMU_BATCH_MAX];
+	unsigned int nr;
+};
+
+void archpmu_batch_add(struct archpmu_batch_buf *buf, u32 kind, u32 msr,
+		       u64 val, u64 mask);
+int archpmu_batch_buf_run(unsigned int cpu, struct archpmu_batch_buf *buf);
 
 struct archpmu_batch {
 	struct archpmu_msr_op *ops;
@@ -53,6 +78,17 @@ unsigned int archpmu_enum_count(void);
 void archpmu_enum_print_summary(void);
 const char *archpmu_event_name(unsigned int event);
 const char *archpmu_core_type_name(u32 core_type);
+
+/* counting.c */
+struct archpmu_file;
+int archpmu_count_init(void);
+void archpmu_count_exit(void);
+struct archpmu_file *archpmu_file_alloc(void);
+void archpmu_file_release(struct archpmu_file *f);
+long archpmu_count_ioctl(struct archpmu_file *f, unsigned int cmd, void *cmd_buf,
+			 void __user *ubuf, u32 user_size);
+void archpmu_count_cpu_online(unsigned int cpu);
+void archpmu_count_cpu_offline(unsigned int cpu);
 
 /* sysfs.c */
 int archpmu_sysfs_cpu_add(unsigned int cpu);

@@ -23,9 +23,15 @@ union archpmu_ucmd_buffer {
 	struct archpmu_info info;
 	struct archpmu_cpu_info cpu_info;
 	struct archpmu_model_msr model_msr;
+	struct archpmu_model_inject model_inject;
+	struct archpmu_count_open count_open;
+	struct archpmu_count_ctl count_ctl;
+	struct archpmu_count_read count_read;
 };
 
 struct archpmu_ucmd {
+	struct archpmu_file *file;
+	unsigned int ioctl;
 	void __user *ubuffer;
 	u32 user_size;
 	void *cmd;
@@ -40,10 +46,10 @@ struct archpmu_ioctl_op {
 
 u64 archpmu_capabilities(void)
 {
-	u64 caps = ARCHPMU_CAP_INFO | ARCHPMU_CAP_CPU_INFO;
+	u64 caps = ARCHPMU_CAP_INFO | ARCHPMU_CAP_CPU_INFO | ARCHPMU_CAP_COUNT;
 
 	if (archpmu_backend->id == ARCHPMU_BACKEND_MODEL)
-		caps |= ARCHPMU_CAP_MODEL_MSR;
+		caps |= ARCHPMU_CAP_MODEL_MSR | ARCHPMU_CAP_MODEL_INJECT;
 	return caps;
 }
 
@@ -134,8 +140,9 @@ static int archpmu_ioc_model_msr(struct archpmu_ucmd *ucmd)
 	ret = archpmu_user_cpu(&cmd->cpu);
 	if (ret)
 		return ret;
+	memset(&op, 0, sizeof(op));
 	op.msr = cmd->msr;
-	op.write = cmd->flags & ARCHPMU_MODEL_MSR_WRITE;
+	op.kind = cmd->flags & ARCHPMU_MODEL_MSR_WRITE ? ARCHPMU_MSR_WRITE : ARCHPMU_MSR_READ;
 	op.val = cmd->value;
 
 	cpus_read_lock();
@@ -145,6 +152,52 @@ static int archpmu_ioc_model_msr(struct archpmu_ucmd *ucmd)
 		return ret;
 	cmd->value = op.val;
 	return archpmu_respond(ucmd, sizeof(*cmd));
+}
+
+struct model_inject_args {
+	u32 code;
+	u64 count;
+	bool user;
+};
+
+static void model_inject_on_cpu(void *info)
+{
+	struct model_inject_args *a = info;
+
+	archpmu_backend->inject(a->code, a->count, a->user);
+}
+
+static int archpmu_ioc_model_inject(struct archpmu_ucmd *ucmd)
+{
+	struct archpmu_model_inject *cmd = ucmd->cmd;
+	struct model_inject_args args;
+	int ret;
+
+	if (archpmu_backend->id != ARCHPMU_BACKEND_MODEL || !archpmu_backend->inject)
+		return -EOPNOTSUPP;
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (cmd->flags != ARCHPMU_INJECT_USR && cmd->flags != ARCHPMU_INJECT_OS)
+		return -EINVAL;
+	if (cmd->event > 0xffff)
+		return -EINVAL;
+	ret = archpmu_user_cpu(&cmd->cpu);
+	if (ret)
+		return ret;
+	args.code = cmd->event;
+	args.count = cmd->count;
+	args.user = cmd->flags == ARCHPMU_INJECT_USR;
+	cpus_read_lock();
+	ret = cpu_online(cmd->cpu) ?
+	      smp_call_function_single(cmd->cpu, model_inject_on_cpu, &args, 1) : -ENODEV;
+	cpus_read_unlock();
+	return ret ? -ENODEV : 0;
+}
+
+static int archpmu_ioc_count(struct archpmu_ucmd *ucmd)
+{
+	return archpmu_count_ioctl(ucmd->file, ucmd->ioctl, ucmd->cmd,
+				   ucmd->ubuffer, ucmd->user_size);
 }
 
 #define IOCTL_OP(_ioctl, _fn, _struct, _last)				\
@@ -162,6 +215,18 @@ static const struct archpmu_ioctl_op archpmu_ioctl_ops[] = {
 		 struct archpmu_cpu_info, __reserved),
 	IOCTL_OP(ARCHPMU_IOC_MODEL_MSR, archpmu_ioc_model_msr,
 		 struct archpmu_model_msr, value),
+	IOCTL_OP(ARCHPMU_IOC_MODEL_INJECT, archpmu_ioc_model_inject,
+		 struct archpmu_model_inject, count),
+	IOCTL_OP(ARCHPMU_IOC_COUNT_OPEN, archpmu_ioc_count,
+		 struct archpmu_count_open, __reserved),
+	IOCTL_OP(ARCHPMU_IOC_COUNT_START, archpmu_ioc_count,
+		 struct archpmu_count_ctl, flags),
+	IOCTL_OP(ARCHPMU_IOC_COUNT_STOP, archpmu_ioc_count,
+		 struct archpmu_count_ctl, flags),
+	IOCTL_OP(ARCHPMU_IOC_COUNT_RESET, archpmu_ioc_count,
+		 struct archpmu_count_ctl, flags),
+	IOCTL_OP(ARCHPMU_IOC_COUNT_READ, archpmu_ioc_count,
+		 struct archpmu_count_read, timestamp_ns),
 };
 
 static long archpmu_fops_ioctl(struct file *filp, unsigned int cmd,
@@ -179,6 +244,8 @@ static long archpmu_fops_ioctl(struct file *filp, unsigned int cmd,
 	if (!op)
 		return -ENOTTY;
 
+	ucmd.file = filp->private_data;
+	ucmd.ioctl = cmd;
 	ucmd.ubuffer = (void __user *)arg;
 	ret = get_user(ucmd.user_size, (u32 __user *)ucmd.ubuffer);
 	if (ret)
@@ -195,8 +262,22 @@ static long archpmu_fops_ioctl(struct file *filp, unsigned int cmd,
 	return op->execute(&ucmd);
 }
 
+static int archpmu_fops_open(struct inode *inode, struct file *filp)
+{
+	filp->private_data = archpmu_file_alloc();
+	return filp->private_data ? 0 : -ENOMEM;
+}
+
+static int archpmu_fops_release(struct inode *inode, struct file *filp)
+{
+	archpmu_file_release(filp->private_data);
+	return 0;
+}
+
 static const struct file_operations archpmu_fops = {
 	.owner = THIS_MODULE,
+	.open = archpmu_fops_open,
+	.release = archpmu_fops_release,
 	.unlocked_ioctl = archpmu_fops_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,

@@ -86,12 +86,18 @@ static int archpmu_cpu_online(unsigned int cpu)
 	enum_cpus[cpu].desc = desc;
 	enum_cpus[cpu].online = true;
 	mutex_unlock(&enum_lock);
+	if (archpmu_backend->cpu_online)
+		archpmu_backend->cpu_online();
+	archpmu_count_cpu_online(cpu);
 	return archpmu_sysfs_cpu_add(cpu);
 }
 
 static int archpmu_cpu_offline(unsigned int cpu)
 {
 	archpmu_sysfs_cpu_remove(cpu);
+	archpmu_count_cpu_offline(cpu);
+	if (archpmu_backend->cpu_offline)
+		archpmu_backend->cpu_offline();
 	mutex_lock(&enum_lock);
 	enum_cpus[cpu].online = false;
 	mutex_unlock(&enum_lock);

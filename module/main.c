@@ -58,9 +58,12 @@ static int __init archpmu_init(void)
 	ret = archpmu_select_backend();
 	if (ret)
 		return ret;
-	ret = archpmu_enum_init();
+	ret = archpmu_count_init();
 	if (ret)
 		return ret;
+	ret = archpmu_enum_init();
+	if (ret)
+		goto err_count_exit;
 	ret = archpmu_chardev_init();
 	if (ret)
 		goto err_enum_exit;
@@ -71,6 +74,8 @@ static int __init archpmu_init(void)
 
 err_enum_exit:
 	archpmu_enum_exit();
+err_count_exit:
+	archpmu_count_exit();
 	return ret;
 }
 
@@ -78,6 +83,7 @@ static void __exit archpmu_exit(void)
 {
 	archpmu_chardev_exit();
 	archpmu_enum_exit();
+	archpmu_count_exit();
 	pr_info("unloaded\n");
 }
 

@@ -19,11 +19,17 @@
  *       give the E-core layout where it differs.
  *   model_full_width, model_perf_caps: IA32_PERF_CAPABILITIES (PDCM is set
  *       in synthesised CPUID when either is non-zero).
+ *   model_rate_percent: enabled counters advance every millisecond at the
+ *       rates of archpmu_model_rate() times this percentage, the tick going
+ *       to USR or OS by the mode of the interrupted context; 0 stops time
+ *       counting, so only ARCHPMU_IOC_MODEL_INJECT moves the counters.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpumask.h>
+#include <linux/hrtimer.h>
 #include <linux/irqflags.h>
+#include <linux/ktime.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -31,6 +37,8 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/string.h>
+#include <asm/irq_regs.h>
+#include <asm/ptrace.h>
 
 #include "archpmu.h"
 #include "model_regs.h"
@@ -84,6 +92,9 @@ MODULE_PARM_DESC(model_full_width, "Full-width counter writes, PERF_CAPABILITIES
 static unsigned long long model_perf_caps;
 module_param(model_perf_caps, ullong, 0444);
 MODULE_PARM_DESC(model_perf_caps, "Raw IA32_PERF_CAPABILITIES (default 0)");
+static uint model_rate_percent = 100;
+module_param(model_rate_percent, uint, 0444);
+MODULE_PARM_DESC(model_rate_percent, "Counting speed in percent of the documented rates; 0: only injected events count (default 100)");
 
 #define MODEL_TYPES		2
 #define MODEL_MAX_LEAF		0x23
@@ -97,9 +108,18 @@ struct model_core_type {
 	struct archpmu_pmu_desc desc;
 };
 
+#define MODEL_TICK_NS		NSEC_PER_MSEC
+#define MODEL_MAX_RATE_PERCENT	1000
+
+struct model_tick {
+	struct hrtimer timer;
+	u64 last_ns;
+};
+
 static struct model_core_type model_types[MODEL_TYPES];
 static struct cpumask model_hybrid_mask;
 static DEFINE_PER_CPU(struct archpmu_model_regs, model_regs);
+static DEFINE_PER_CPU(struct model_tick, model_ticks);
 
 static unsigned int model_type_of(unsigned int cpu)
 {
@@ -272,6 +292,9 @@ static int model_configure(void)
 				 hybrid_fixed, hybrid, ARCHPMU_CORE_TYPE_ATOM);
 	}
 
+	if (check_range("model_rate_percent", model_rate_percent, 0,
+			MODEL_MAX_RATE_PERCENT))
+		return -EINVAL;
 	if (model_full_width)
 		caps |= ARCHPMU_PERF_CAP_FW_WRITE;
 	for (t = 0; t < MODEL_TYPES; t++) {
@@ -295,6 +318,44 @@ int archpmu_model_init(void)
 		archpmu_model_regs_reset(per_cpu_ptr(&model_regs, cpu),
 					 &model_types[model_type_of(cpu)].desc);
 	return 0;
+}
+
+/* Every millisecond: the time since the last tick, in the interrupted mode. */
+static enum hrtimer_restart model_tick_fn(struct hrtimer *timer)
+{
+	struct model_tick *t = container_of(timer, struct model_tick, timer);
+	struct pt_regs *regs = get_irq_regs();
+	u64 now = ktime_get_ns();
+
+	archpmu_model_advance(this_cpu_ptr(&model_regs), now - t->last_ns,
+			      regs && user_mode(regs), model_rate_percent);
+	t->last_ns = now;
+	hrtimer_forward_now(timer, ns_to_ktime(MODEL_TICK_NS));
+	return HRTIMER_RESTART;
+}
+
+static void model_cpu_online_op(void)
+{
+	struct model_tick *t = this_cpu_ptr(&model_ticks);
+
+	if (!model_rate_percent)
+		return;
+	hrtimer_init(&t->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	t->timer.function = model_tick_fn;
+	t->last_ns = ktime_get_ns();
+	hrtimer_start(&t->timer, ns_to_ktime(MODEL_TICK_NS), HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+static void model_cpu_offline_op(void)
+{
+	if (model_rate_percent)
+		hrtimer_cancel(&this_cpu_ptr(&model_ticks)->timer);
+}
+
+static void model_inject_op(u32 code, u64 count, bool user)
+{
+	lockdep_assert_irqs_disabled();
+	archpmu_model_inject(this_cpu_ptr(&model_regs), code, count, user);
 }
 
 static void model_cpuid_op(u32 leaf, u32 subleaf, struct archpmu_cpuid_regs *r)
@@ -334,4 +395,7 @@ const struct archpmu_backend archpmu_model_backend = {
 	.cpuid = model_cpuid_op,
 	.msr_read = model_rdmsr_op,
 	.msr_write = model_wrmsr_op,
+	.inject = model_inject_op,
+	.cpu_online = model_cpu_online_op,
+	.cpu_offline = model_cpu_offline_op,
 };

@@ -6,6 +6,7 @@
  * width writes must fit the width, GLOBAL_STATUS and INUSE are read-only.
  * Fixed counters are strict: bits above the width raise #GP.
  */
+#include "alloc.h"
 #include "model_regs.h"
 
 #define GP -EIO
@@ -200,4 +201,157 @@ int archpmu_model_wrmsr(struct archpmu_model_regs *r, u32 msr, u64 val)
 	}
 	/* GLOBAL_STATUS, INUSE and PERF_CAPABILITIES are read-only. */
 	return GP;
+}
+
+/* --- counting ------------------------------------------------------------- */
+
+/* Events per microsecond, by architectural event (CPUID.0AH:EBX bit). */
+static const u64 arch_event_rates[ARCHPMU_NR_ARCH_EVENTS] = {
+	3000,	/* cycles: a 3 GHz core */
+	2000,	/* instructions: IPC 0.67 */
+	100,	/* reference (bus) cycles: 100 MHz */
+	50,	/* LLC references */
+	5,	/* LLC misses */
+	400,	/* branches */
+	4,	/* branch misses */
+	12000,	/* topdown slots: 4 per cycle */
+	3000,	/* topdown backend bound */
+	1000,	/* topdown bad speculation */
+	2000,	/* topdown frontend bound */
+	6000,	/* topdown retiring */
+	400,	/* LBR inserts */
+};
+
+#define MODEL_TSC_PER_US	1000	/* fixed counter 2: a 1 GHz TSC */
+#define CODE_REF_TSC		0x0300
+
+u64 archpmu_model_rate(u32 code)
+{
+	int arch = archpmu_arch_event_of(code);
+
+	if (code == CODE_REF_TSC)
+		return MODEL_TSC_PER_US;
+	return arch >= 0 ? arch_event_rates[arch] : 0;
+}
+
+/* The events fixed counter j counts, as event | umask << 8. */
+static u32 fixed_code(u32 j)
+{
+	static const u32 codes[ARCHPMU_LEGACY_FIXED] = {
+		0x00c0, 0x003c, CODE_REF_TSC, 0x01a4, 0x0073, 0x019c, 0x02c2,
+	};
+
+	return codes[j];
+}
+
+static bool frozen(const struct archpmu_model_regs *r)
+{
+	return r->desc->version >= 4 && (r->global_status & ARCHPMU_STATUS_CTR_FRZ);
+}
+
+static bool globally_enabled(const struct archpmu_model_regs *r, u32 bit)
+{
+	return (r->desc->version < 2 || (r->global_ctrl & BIT_ULL(bit))) && !frozen(r);
+}
+
+static bool gp_counting(const struct archpmu_model_regs *r, u32 i, bool user)
+{
+	u64 sel = r->evtsel[i];
+
+	return (r->desc->gp_mask & BIT_ULL(i)) && (sel & ARCHPMU_EVTSEL_EN) &&
+	       globally_enabled(r, i) &&
+	       (sel & (user ? ARCHPMU_EVTSEL_USR : ARCHPMU_EVTSEL_OS));
+}
+
+static bool fixed_counting(const struct archpmu_model_regs *r, u32 j, bool user)
+{
+	u64 nibble = r->fixed_ctrl >> ARCHPMU_FIXED_SHIFT(j);
+
+	return r->desc->version >= 2 && (r->desc->fixed_mask & BIT_ULL(j)) &&
+	       globally_enabled(r, ARCHPMU_GLOBAL_FIXED_SHIFT + j) &&
+	       (nibble & (user ? ARCHPMU_FIXED_USR : ARCHPMU_FIXED_OS));
+}
+
+static void add(u64 *counter, u64 inc, u64 width_mask, u64 status_bit,
+		struct archpmu_model_regs *r)
+{
+	u64 old = *counter;
+
+	if (!inc)
+		return;
+	*counter = (old + inc) & width_mask;
+	if ((inc > width_mask - old) && r->desc->version >= 2)
+		r->global_status |= status_bit;
+}
+
+/* What one cycle with @x occurrences adds under the event select's filters. */
+static u64 filtered(u64 sel, u64 x)
+{
+	u64 cmask = (sel & ARCHPMU_EVTSEL_CMASK) >> 24;
+	bool cond;
+
+	if (!cmask && !(sel & ARCHPMU_EVTSEL_EDGE))
+		return x;
+	cond = !cmask ? x > 0 :
+	       (sel & ARCHPMU_EVTSEL_INV) ? x < cmask : x >= cmask;
+	return cond ? 1 : 0;
+}
+
+void archpmu_model_inject(struct archpmu_model_regs *r, u32 code, u64 count,
+			  bool user)
+{
+	u64 gp_mask = archpmu_width_mask(r->desc->gp_width);
+	u64 fixed_mask = archpmu_width_mask(r->desc->fixed_width);
+	u32 i;
+
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
+		if (gp_counting(r, i, user) && (r->evtsel[i] & 0xffff) == code)
+			add(&r->pmc[i], filtered(r->evtsel[i], count), gp_mask,
+			    BIT_ULL(i), r);
+	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
+		if (fixed_counting(r, i, user) &&
+		    (code == fixed_code(i) || archpmu_fixed_counter_of(code) == (int)i))
+			add(&r->fixed[i], count, fixed_mask,
+			    BIT_ULL(ARCHPMU_GLOBAL_FIXED_SHIFT + i), r);
+}
+
+/* What @ns of execution adds to a GP counter whose event occurs at @rate/us. */
+static u64 advance_gp(u64 sel, u64 rate, u64 ns)
+{
+	u64 cmask = (sel & ARCHPMU_EVTSEL_CMASK) >> 24;
+	u64 cycles = ARCHPMU_MODEL_CYCLES_PER_US * ns / 1000;
+	bool cond;
+
+	if (!cmask && !(sel & ARCHPMU_EVTSEL_EDGE))
+		return rate * ns / 1000;
+	/* Per cycle the event occurs rate / CYCLES_PER_US times. */
+	cond = !cmask ? rate > 0 :
+	       (sel & ARCHPMU_EVTSEL_INV) ? rate < cmask * ARCHPMU_MODEL_CYCLES_PER_US :
+	       rate >= cmask * ARCHPMU_MODEL_CYCLES_PER_US;
+	if (!cond)
+		return 0;
+	return (sel & ARCHPMU_EVTSEL_EDGE) ? 1 : cycles;
+}
+
+void archpmu_model_advance(struct archpmu_model_regs *r, u64 ns, bool user,
+			   u32 percent)
+{
+	u64 gp_mask = archpmu_width_mask(r->desc->gp_width);
+	u64 fixed_mask = archpmu_width_mask(r->desc->fixed_width);
+	u32 i;
+
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+		u64 rate = archpmu_model_rate(r->evtsel[i] & 0xffff) * percent / 100;
+
+		if (gp_counting(r, i, user))
+			add(&r->pmc[i], advance_gp(r->evtsel[i], rate, ns), gp_mask,
+			    BIT_ULL(i), r);
+	}
+	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++) {
+		u64 rate = archpmu_model_rate(fixed_code(i)) * percent / 100;
+
+		if (fixed_counting(r, i, user))
+			add(&r->fixed[i], rate * ns / 1000, fixed_mask,
+			    BIT_ULL(ARCHPMU_GLOBAL_FIXED_SHIFT + i), r);
+	}
 }

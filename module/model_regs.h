@@ -30,4 +30,25 @@ int archpmu_model_wrmsr(struct archpmu_model_regs *r, u32 msr, u64 val);
 /* IA32_PERF_GLOBAL_INUSE as the register file stands. */
 u64 archpmu_model_inuse(const struct archpmu_model_regs *r);
 
+/*
+ * Counting. Enabled counters (EN or the fixed ring bits, GLOBAL_CTRL on v2+,
+ * not frozen on v4+, matching USR/OS) advance; a wrap at the width sets the
+ * counter's GLOBAL_STATUS bit (v2+).
+ *
+ * archpmu_model_inject: @count occurrences of @code (event | umask << 8) in
+ * one cycle at CPL 3 (@user) or 0. CMASK counts the cycle once if the
+ * occurrences reach it (INV: stay below it); edge counts one assertion.
+ *
+ * archpmu_model_advance: @ns of execution at CPL 3 (@user) or 0, at the
+ * documented per-event rates (archpmu_model_rate), scaled by @percent.
+ */
+void archpmu_model_inject(struct archpmu_model_regs *r, u32 code, u64 count,
+			  bool user);
+void archpmu_model_advance(struct archpmu_model_regs *r, u64 ns, bool user,
+			   u32 percent);
+/* Events per microsecond of event @code in the model; 0 if it never occurs. */
+u64 archpmu_model_rate(u32 code);
+/* The model's core clock, cycles per microsecond. */
+#define ARCHPMU_MODEL_CYCLES_PER_US	3000
+
 #endif /* ARCHPMU_MODEL_REGS_H */

@@ -29,6 +29,7 @@ typedef __s64 s64;
 #define BIT_ULL(n)	(1ULL << (n))
 #define GENMASK_ULL(h, l) \
 	(((~0ULL) << (l)) & (~0ULL >> (63 - (h))))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define hweight64(x)	((unsigned int)__builtin_popcountll(x))
 #endif
 

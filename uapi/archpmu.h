@@ -38,6 +38,8 @@
 #define ARCHPMU_CAP_INFO	0x1ULL	/* ARCHPMU_IOC_INFO */
 #define ARCHPMU_CAP_CPU_INFO	0x2ULL	/* ARCHPMU_IOC_CPU_INFO */
 #define ARCHPMU_CAP_MODEL_MSR	0x4ULL	/* ARCHPMU_IOC_MODEL_MSR (model backend only) */
+#define ARCHPMU_CAP_COUNT	0x8ULL	/* ARCHPMU_IOC_COUNT_* */
+#define ARCHPMU_CAP_MODEL_INJECT 0x10ULL /* ARCHPMU_IOC_MODEL_INJECT (model backend only) */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -137,9 +139,135 @@ struct archpmu_model_msr {
 	__u64 value;		/* in for a write, out for a read */
 };
 
+/*
+ * Counting. A session belongs to the open file: COUNT_OPEN describes a set of
+ * events and a set of CPUs, validates every event against every CPU's
+ * enumeration, allocates counters and programs them (stopped), all or
+ * nothing. COUNT_START/STOP/RESET act on every CPU of the session (one
+ * cross-call per CPU); COUNT_READ returns every event on every CPU as 64-bit
+ * counts in one call. Closing the file releases the counters and restores
+ * what the PMU held before. Needs CAP_PERFMON or CAP_SYS_ADMIN.
+ *
+ * archpmu_event.config is an IA32_PERFEVTSELx image: event select [7:0],
+ * umask [15:8], USR [16], OS [17], edge [18], INV [23], CMASK [31:24],
+ * AnyThread [21] (v3-v4 only), UMASK2 [47:40] and EQ [36] where CPUID.23H
+ * enumerates them. EN [22], INT [20] and PC [19] must be 0. Neither USR nor
+ * OS means both. Event 00H with umask j+1 is fixed counter j's own event
+ * (00H/03H: reference cycles at the TSC rate, fixed counter 2 only).
+ *
+ * Allocation: instructions (C0H/00H), cycles (3CH/00H), 00H/03H and topdown
+ * slots (A4H/01H) go to their fixed counter when the CPU has it and the event
+ * has no edge, INV, CMASK or AnyThread; everything else to the lowest free
+ * GP counter. ARCHPMU_EVENT_GP_ONLY keeps an event off the fixed counters;
+ * ARCHPMU_EVENT_PIN asks for exactly archpmu_event.counter.
+ *
+ * COUNT_OPEN errors, each its own cause:
+ *   -EPERM       no CAP_PERFMON or CAP_SYS_ADMIN
+ *   -EALREADY    this file already holds a session
+ *   -EINVAL      reserved, EN, INT or PC bits in config; unknown flags;
+ *                nr_events 0; a CPU listed twice
+ *   -E2BIG       nr_events > ARCHPMU_MAX_EVENTS or nr_cpus > nr_cpu_ids
+ *   -EDOM        INV without CMASK (INV only inverts the CMASK comparison)
+ *   -EOPNOTSUPP  AnyThread where the CPU lacks it (v1-v2) or deprecates it
+ *   -ENOENT      an architectural event the CPU marks unavailable (without
+ *                ARCHPMU_EVENT_RAW), or a fixed-counter event without its counter
+ *   -ECHRNG      a pinned counter the CPU does not have, or a fixed counter
+ *                pinned for an event it does not count
+ *   -EMEDIUMTYPE edge, INV, CMASK or AnyThread on a fixed counter
+ *   -ENOSPC      more events than free counters on a CPU
+ *   -EBUSY       a needed counter is held: by another session, by perf (the NMI
+ *                watchdog included), or in use by another agent (EN/INT bits,
+ *                IA32_PERF_GLOBAL_INUSE). dmesg names the holder and the fix.
+ *   -ENXIO, -ENODEV  a CPU out of range, or offline
+ * On these errors bad_event and bad_cpu say which event and CPU (else ~0).
+ */
+#define ARCHPMU_MAX_EVENTS	32
+
+#define ARCHPMU_EVENT_GP_ONLY	0x001U	/* never a fixed counter */
+#define ARCHPMU_EVENT_PIN	0x002U	/* exactly the counter in .counter */
+#define ARCHPMU_EVENT_RAW	0x004U	/* accept architectural events CPUID marks unavailable */
+
+/* A counter: GP counter i is i; fixed counter j is ARCHPMU_COUNTER_FIXED | j. */
+#define ARCHPMU_COUNTER_FIXED	0x100U
+
+struct archpmu_event {
+	__u64 config;		/* in: IA32_PERFEVTSELx image (see above) */
+	__u32 flags;		/* in: ARCHPMU_EVENT_* */
+	__u32 counter;		/* in with PIN; out: the counter used on the first CPU */
+};
+
+struct archpmu_count_open {
+	__u32 size;		/* in */
+	__u32 flags;		/* in: must be 0 */
+	__u32 nr_events;	/* in: 1..ARCHPMU_MAX_EVENTS */
+	__u32 nr_cpus;		/* in: entries at cpus; 0 = every online CPU */
+	__u64 events;		/* in: user pointer to struct archpmu_event[nr_events] */
+	__u64 cpus;		/* in: user pointer to __u32[nr_cpus] */
+	__u32 bad_event;	/* out on error: the offending event, or ~0 */
+	__u32 bad_cpu;		/* out on error: the offending CPU, or ~0 */
+	__u32 nr_cpus_opened;	/* out: CPUs in the session */
+	__u32 __reserved0;	/* in and out: 0 */
+	__u64 __reserved[2];	/* in and out: 0 */
+};
+
+/* COUNT_START, COUNT_STOP, COUNT_RESET; -EBADFD when the file has no session. */
+struct archpmu_count_ctl {
+	__u32 size;		/* in */
+	__u32 flags;		/* in: must be 0 */
+};
+
+#define ARCHPMU_VALUE_OFFLINE	0x001U	/* the CPU is offline: its last count */
+
+struct archpmu_count_value {
+	__u32 cpu;
+	__u32 event;		/* index into COUNT_OPEN's events */
+	__u32 counter;		/* the counter used on this CPU */
+	__u32 flags;		/* ARCHPMU_VALUE_* */
+	__u64 value;		/* 64-bit count, never wraps */
+	__u64 time_enabled;	/* ns the session was started on this CPU */
+	__u64 time_running;	/* ns the counter counted (less while the CPU was offline) */
+};
+
+/*
+ * A snapshot of every event on every CPU of the session: nr_events * nr_cpus
+ * entries, CPU-major. -ENOSPC (with nr_values set to what is needed) when
+ * nr_values is too small; -EBADFD without a session.
+ */
+struct archpmu_count_read {
+	__u32 size;		/* in */
+	__u32 flags;		/* in: must be 0 */
+	__u32 nr_values;	/* in: entries at values; out: entries written */
+	__u32 __reserved0;	/* in and out: 0 */
+	__u64 values;		/* in: user pointer to struct archpmu_count_value[] */
+	__u64 timestamp_ns;	/* out: CLOCK_MONOTONIC at the snapshot */
+};
+
+/*
+ * Test-only, model backend only, CAP_SYS_ADMIN: add exactly @count
+ * occurrences of the event (event select | umask << 8) on @cpu, at CPL 0
+ * (ARCHPMU_INJECT_OS) or CPL 3 (ARCHPMU_INJECT_USR), to every counter of
+ * that CPU that counts it, as one cycle would (CMASK, INV and edge apply).
+ */
+#define ARCHPMU_INJECT_USR	0x001U
+#define ARCHPMU_INJECT_OS	0x002U
+
+struct archpmu_model_inject {
+	__u32 size;		/* in */
+	__u32 flags;		/* in: exactly one of ARCHPMU_INJECT_USR, ARCHPMU_INJECT_OS */
+	__u32 cpu;		/* in */
+	__u32 event;		/* in: event select | umask << 8 */
+	__u64 count;		/* in */
+};
+
 #define ARCHPMU_IOC_TYPE	0xB8
 #define ARCHPMU_IOC_INFO	_IO(ARCHPMU_IOC_TYPE, 0x00)
 #define ARCHPMU_IOC_CPU_INFO	_IO(ARCHPMU_IOC_TYPE, 0x01)
 #define ARCHPMU_IOC_MODEL_MSR	_IO(ARCHPMU_IOC_TYPE, 0x02)
+#define ARCHPMU_IOC_COUNT_OPEN	_IO(ARCHPMU_IOC_TYPE, 0x10)
+#define ARCHPMU_IOC_COUNT_START	_IO(ARCHPMU_IOC_TYPE, 0x11)
+#define ARCHPMU_IOC_COUNT_STOP	_IO(ARCHPMU_IOC_TYPE, 0x12)
+#define ARCHPMU_IOC_COUNT_RESET	_IO(ARCHPMU_IOC_TYPE, 0x13)
+#define ARCHPMU_IOC_COUNT_READ	_IO(ARCHPMU_IOC_TYPE, 0x14)
+#define ARCHPMU_IOC_MODEL_INJECT _IO(ARCHPMU_IOC_TYPE, 0x15)
 
 #endif /* _UAPI_LINUX_ARCHPMU_H */

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Event validation and counter allocation, per CPU, against the CPU's own
+ * enumeration (hybrid parts differ per core). See uapi/archpmu.h for the
+ * errno of each refusal.
+ */
+#include "alloc.h"
+
+#define EVENT_CODE(config)	((u32)((config) & 0xffff))
+#define EVTSEL_FILTERS		(ARCHPMU_EVTSEL_EDGE | ARCHPMU_EVTSEL_INV | \
+				 ARCHPMU_EVTSEL_CMASK | ARCHPMU_EVTSEL_ANY)
+#define EVENT_FLAGS		(ARCHPMU_EVENT_GP_ONLY | ARCHPMU_EVENT_PIN | \
+				 ARCHPMU_EVENT_RAW)
+
+/* Event select | umask << 8 of each architectural event, by CPUID bit. */
+static const u32 arch_event_codes[ARCHPMU_NR_ARCH_EVENTS] = {
+	0x003c, 0x00c0, 0x013c, 0x4f2e, 0x412e, 0x00c4, 0x00c5,
+	0x01a4, 0x02a4, 0x0073, 0x019c, 0x02c2, 0x01e4,
+};
+
+/* The architectural encodings that fixed counters 0-3 count. */
+static const u32 fixed_event_codes[] = { 0x00c0, 0x003c, 0x0300, 0x01a4 };
+
+int archpmu_arch_event_of(u64 config)
+{
+	int i;
+
+	for (i = 0; i < ARCHPMU_NR_ARCH_EVENTS; i++)
+		if (arch_event_codes[i] == EVENT_CODE(config))
+			return i;
+	return -1;
+}
+
+int archpmu_fixed_counter_of(u64 config)
+{
+	u32 code = EVENT_CODE(config);
+	u32 j;
+
+	/* Event 00H with umask j+1 is fixed counter j's own encoding. */
+	if (!(code & 0xff) && (code >> 8) >= 1 &&
+	    (code >> 8) <= ARCHPMU_MAX_FIXED_COUNTERS)
+		return (code >> 8) - 1;
+	for (j = 0; j < ARRAY_SIZE(fixed_event_codes); j++)
+		if (fixed_event_codes[j] == code)
+			return j;
+	return -1;
+}
+
+static bool fixed_only(u64 config)
+{
+	return !(config & ARCHPMU_EVTSEL_EVENT);
+}
+
+u64 archpmu_counter_bit(u32 counter)
+{
+	if (counter & ARCHPMU_COUNTER_FIXED)
+		return BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + (counter & 0xff));
+	return BIT_ULL(counter);
+}
+
+int archpmu_check_event(const struct archpmu_pmu_desc *d,
+			const struct archpmu_event *ev)
+{
+	u64 forbidden = ARCHPMU_EVTSEL_EN | ARCHPMU_EVTSEL_INT | ARCHPMU_EVTSEL_PC;
+	u64 config = ev->config;
+	int arch;
+
+	if (!d->version)
+		return -ENODEV;
+	if ((ev->flags & ~EVENT_FLAGS) || (config & forbidden))
+		return -EINVAL;
+	if (config & ~(archpmu_evtsel_valid_bits(d) | ARCHPMU_EVTSEL_ANY))
+		return -EINVAL;
+	if ((config & ARCHPMU_EVTSEL_INV) && !(config & ARCHPMU_EVTSEL_CMASK))
+		return -EDOM;
+	if ((config & ARCHPMU_EVTSEL_ANY) && !archpmu_anythread_allowed(d))
+		return -EOPNOTSUPP;
+	arch = archpmu_arch_event_of(config);
+	if (arch >= 0 && !(d->events_mask & BIT_ULL(arch)) &&
+	    !(ev->flags & ARCHPMU_EVENT_RAW))
+		return -ENOENT;
+	return 0;
+}
+
+static u64 fixed_usable(const struct archpmu_pmu_desc *d)
+{
+	return d->version >= 2 ?
+	       d->fixed_mask & (BIT_ULL(ARCHPMU_LEGACY_FIXED) - 1) : 0;
+}
+
+static u64 gp_usable(const struct archpmu_pmu_desc *d)
+{
+	return d->gp_mask & (BIT_ULL(ARCHPMU_LEGACY_GP) - 1);
+}
+
+static int pin(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
+	       u64 taken, u32 *counter)
+{
+	u32 idx = ev->counter & 0xff;
+
+	if (ev->counter & ~(ARCHPMU_COUNTER_FIXED | 0xff))
+		return -ECHRNG;
+	if (ev->counter & ARCHPMU_COUNTER_FIXED) {
+		if (!(fixed_usable(d) & BIT_ULL(idx)) ||
+		    archpmu_fixed_counter_of(ev->config) != (int)idx)
+			return -ECHRNG;
+		if (ev->config & EVTSEL_FILTERS)
+			return -EMEDIUMTYPE;
+	} else if (!(gp_usable(d) & BIT_ULL(idx)) || fixed_only(ev->config)) {
+		return -ECHRNG;
+	}
+	if (taken & archpmu_counter_bit(ev->counter))
+		return -EBUSY;
+	*counter = ev->counter;
+	return 0;
+}
+
+/*
+ * A fixed counter for an unpinned event: 0 when placed, NOT_PLACED when it
+ * should go to a GP counter, or the errno when only a fixed counter will do.
+ */
+#define NOT_PLACED	1
+
+static int place_fixed(const struct archpmu_pmu_desc *d,
+		       const struct archpmu_event *ev, u64 taken, u64 busy,
+		       u32 *counter)
+{
+	int j = archpmu_fixed_counter_of(ev->config);
+	bool must = fixed_only(ev->config);
+	u32 c;
+
+	if (ev->flags & ARCHPMU_EVENT_GP_ONLY)
+		return must ? -ENOENT : NOT_PLACED;
+	if (j < 0 || !(fixed_usable(d) & BIT_ULL(j)))
+		return must ? -ENOENT : NOT_PLACED;
+	if (ev->config & EVTSEL_FILTERS)
+		return must ? -EMEDIUMTYPE : NOT_PLACED;
+	c = ARCHPMU_COUNTER_FIXED | j;
+	if (taken & archpmu_counter_bit(c))
+		return must ? ((busy & archpmu_counter_bit(c)) ? -EBUSY : -ENOSPC) : NOT_PLACED;
+	*counter = c;
+	return 0;
+}
+
+int archpmu_allocate(const struct archpmu_pmu_desc *d,
+		     const struct archpmu_event *ev, unsigned int n, u64 busy,
+		     u32 *counters, unsigned int *bad)
+{
+	u64 taken = busy;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		counters[i] = ~0U;
+		if (!(ev[i].flags & ARCHPMU_EVENT_PIN))
+			continue;
+		ret = pin(d, &ev[i], taken, &counters[i]);
+		if (ret)
+			goto refuse;
+		taken |= archpmu_counter_bit(counters[i]);
+	}
+	for (i = 0; i < n; i++) {
+		if (counters[i] != ~0U)
+			continue;
+		ret = place_fixed(d, &ev[i], taken, busy, &counters[i]);
+		if (ret < 0)
+			goto refuse;
+		if (!ret)
+			taken |= archpmu_counter_bit(counters[i]);
+	}
+	for (i = 0; i < n; i++) {
+		u64 free_gp;
+		u32 g;
+
+		if (counters[i] != ~0U)
+			continue;
+		free_gp = gp_usable(d) & ~taken;
+		if (!free_gp) {
+			ret = (gp_usable(d) & busy) ? -EBUSY : -ENOSPC;
+			goto refuse;
+		}
+		for (g = 0; !(free_gp & BIT_ULL(g)); g++)
+			;
+		counters[i] = g;
+		taken |= BIT_ULL(g);
+	}
+	return 0;
+
+refuse:
+	*bad = i;
+	return ret;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Counting rules: which events a CPU's PMU accepts, and which counter each
+ * event gets. Portable: the unit tests drive it directly.
+ */
+#ifndef ARCHPMU_ALLOC_H
+#define ARCHPMU_ALLOC_H
+
+#include "arch_pmu.h"
+
+/* Busy masks: GP counter i is bit i, fixed counter j is bit 32 + j. */
+#define ARCHPMU_BUSY_FIXED_SHIFT	32
+
+/* The architectural event (bit of CPUID.0AH:EBX) that config encodes, or -1. */
+int archpmu_arch_event_of(u64 config);
+/* The fixed counter that counts config's event, or -1. */
+int archpmu_fixed_counter_of(u64 config);
+
+/* 0, or the -errno that refuses @ev on a CPU described by @d. */
+int archpmu_check_event(const struct archpmu_pmu_desc *d,
+			const struct archpmu_event *ev);
+
+/*
+ * Assign a counter to each of @n events on a CPU described by @d, avoiding
+ * the counters in @busy (held by others). Fills counters[]; returns 0, or
+ * the -errno with *bad the index of the event that did not fit.
+ */
+int archpmu_allocate(const struct archpmu_pmu_desc *d,
+		     const struct archpmu_event *ev, unsigned int n, u64 busy,
+		     u32 *counters, unsigned int *bad);
+
+/* The counter's bit in a busy mask and in IA32_PERF_GLOBAL_CTRL. */
+u64 archpmu_counter_bit(u32 counter);
+
+#endif /* ARCHPMU_ALLOC_H */
