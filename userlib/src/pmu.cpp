@@ -3,7 +3,11 @@
 
 #include "archpmu.h"
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
+
+#include "archpmu/error.hpp"
 
 namespace archpmu {
 namespace {
@@ -126,6 +130,40 @@ std::string format_cpu_list(const std::vector<std::uint32_t>& cpus)
         i = j + 1;
     }
     return out;
+}
+
+std::vector<std::uint32_t> parse_cpu_list(std::string_view text)
+{
+    const auto fail = [&](const std::string& why) {
+        throw Error(EINVAL, "bad CPU list '" + std::string(text) + "': " + why);
+    };
+    const auto number = [&](std::string_view digits) {
+        if (digits.empty() || digits.size() > 6 ||
+            digits.find_first_not_of("0123456789") != std::string_view::npos)
+            fail("'" + std::string(digits) + "' is not a CPU number");
+        return static_cast<std::uint32_t>(std::stoul(std::string(digits)));
+    };
+    std::vector<std::uint32_t> cpus;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        std::size_t end = text.find(',', pos);
+        if (end == std::string_view::npos)
+            end = text.size();
+        const std::string_view item = text.substr(pos, end - pos);
+        const std::size_t dash = item.find('-');
+        const std::uint32_t first = number(item.substr(0, dash));
+        const std::uint32_t last =
+            dash == std::string_view::npos ? first : number(item.substr(dash + 1));
+        if (last < first)
+            fail("range " + std::string(item) + " runs backwards");
+        for (std::uint32_t c = first; c <= last; ++c)
+            cpus.push_back(c);
+        pos = end + 1;
+    }
+    std::sort(cpus.begin(), cpus.end());
+    if (std::adjacent_find(cpus.begin(), cpus.end()) != cpus.end())
+        fail("a CPU is listed twice");
+    return cpus;
 }
 
 }  // namespace archpmu

@@ -70,5 +70,7 @@ std::vector<PmuGroup> group_by_pmu(const std::vector<CpuInfo>& cpus);
 
 // "0-3,6" for {0,1,2,3,6}.
 std::string format_cpu_list(const std::vector<std::uint32_t>& cpus);
+// {0,1,2,3,6} for "0-3,6": ascending, no repeats; throws archpmu::Error (EINVAL).
+std::vector<std::uint32_t> parse_cpu_list(std::string_view text);
 
 }  // namespace archpmu

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// archpmu: event specifications, parsed from perf's syntax.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace archpmu {
+
+// One event to count: an IA32_PERFEVTSELx image and how to place it.
+struct EventSpec {
+    std::string name;         // as the user wrote it
+    std::uint64_t config = 0; // event | umask << 8 | USR, OS, edge, INV, CMASK, AnyThread
+    std::uint32_t flags = 0;  // ARCHPMU_EVENT_* (GP only, pinned, raw)
+    std::uint32_t counter = 0;  // with ARCHPMU_EVENT_PIN: GP i, or ARCHPMU_COUNTER_FIXED | j
+
+    [[nodiscard]] std::uint32_t event_select() const { return config & 0xff; }
+    [[nodiscard]] std::uint32_t umask() const { return (config >> 8) & 0xff; }
+};
+
+// Parse one event:
+//   names:   cycles (cpu-cycles), instructions, ref-cycles, bus-cycles, cache-references,
+//            cache-misses, branches (branch-instructions), branch-misses, slots
+//            (topdown-slots), topdown-be-bound, topdown-bad-spec, topdown-fe-bound,
+//            topdown-retiring, lbr-inserts; Intel names such as INST_RETIRED.ANY,
+//            CPU_CLK_UNHALTED.THREAD, CPU_CLK_UNHALTED.REF_TSC, LONGEST_LAT_CACHE.MISS,
+//            BR_INST_RETIRED.ALL_BRANCHES, BR_MISP_RETIRED.ALL_BRANCHES, TOPDOWN.SLOTS
+//   raw:     r<hex> (the PERFEVTSEL image: r00c0 is C0H/00H) and
+//            cpu/event=0xc0,umask=0x00,cmask=1,inv,edge,any/
+//   then:    modifiers :u (user only), :k (kernel only), and a counter choice
+//            @gp (GP counters only), @gp3 (GP counter 3), @fixed0 (fixed counter 0)
+// Throws archpmu::Error (EINVAL) whose message shows the offending part.
+EventSpec parse_event(std::string_view text);
+
+// A comma-separated list; commas inside cpu/.../ do not split.
+std::vector<EventSpec> parse_event_list(std::string_view text);
+
+// "gp3" or "fixed0".
+std::string counter_name(std::uint32_t counter);
+
+}  // namespace archpmu

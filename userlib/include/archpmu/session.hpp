@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// archpmu: a counting session on a set of CPUs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "archpmu/device.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/unique_fd.hpp"
+
+namespace archpmu {
+
+struct CountValue {
+    std::uint32_t cpu = 0;
+    std::uint32_t event = 0;    // index into the session's events
+    std::uint32_t counter = 0;  // GP i, or ARCHPMU_COUNTER_FIXED | j
+    bool offline = false;       // the CPU is offline: its last count
+    std::uint64_t value = 0;    // 64-bit, never wraps
+    std::uint64_t time_enabled_ns = 0;
+    std::uint64_t time_running_ns = 0;
+};
+
+struct Snapshot {
+    std::uint64_t timestamp_ns = 0;  // CLOCK_MONOTONIC
+    std::vector<CountValue> values;  // CPU-major: every event of the first CPU, then the next
+};
+
+// Counters programmed on a set of CPUs. The session owns its own open file of
+// the device: destroying (or moving from) it releases the counters and puts
+// back what the PMU held. Move-only; every method throws archpmu::Error.
+class Session {
+public:
+    // cpus empty: every online CPU.
+    Session(const std::string& device_path, std::vector<EventSpec> events,
+            const std::vector<std::uint32_t>& cpus = {});
+
+    void start();
+    void stop();
+    void reset();
+    [[nodiscard]] Snapshot read() const;
+
+    [[nodiscard]] const std::vector<EventSpec>& events() const noexcept { return events_; }
+    // The counter each event got on the session's first CPU.
+    [[nodiscard]] const std::vector<std::uint32_t>& counters() const noexcept
+    {
+        return counters_;
+    }
+    [[nodiscard]] std::uint32_t cpu_count() const noexcept { return cpu_count_; }
+
+private:
+    void control(unsigned long request, const char* what);
+
+    std::vector<EventSpec> events_;
+    std::vector<std::uint32_t> counters_;
+    std::uint32_t cpu_count_ = 0;
+    UniqueFd fd_;
+};
+
+}  // namespace archpmu

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// archpmu: the `archpmu stat` report: human (like perf stat), CSV and JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "archpmu/events.hpp"
+#include "archpmu/session.hpp"
+
+namespace archpmu {
+
+// One count per event, summed over CPUs and per CPU, over an interval.
+struct StatTotals {
+    std::vector<EventSpec> events;
+    std::vector<std::uint32_t> counters;  // per event, on the first CPU
+    std::vector<std::uint32_t> cpus;      // ascending
+    std::uint64_t elapsed_ns = 0;
+    // per_cpu[e][c]: event e on cpus[c]
+    std::vector<std::vector<std::uint64_t>> per_cpu;
+    std::vector<bool> offline;  // per CPU: offline at the end (its last count)
+
+    [[nodiscard]] std::uint64_t total(std::size_t event) const;
+};
+
+// The counts between two snapshots of one session (from == nullptr: since zero).
+StatTotals stat_totals(const Session& session, const Snapshot* from, const Snapshot& to,
+                       std::uint64_t elapsed_ns);
+
+struct StatFormat {
+    bool per_cpu = false;     // -A
+    std::string separator;    // -x: CSV when not empty
+    std::string target;       // the command, for the human header
+    double interval_s = -1;   // -I: the interval's end time, prefixed to each line
+};
+
+std::string stat_human(const StatTotals& t, const StatFormat& f);
+std::string stat_csv(const StatTotals& t, const StatFormat& f);
+// {"elapsed_ns": N, "cpus": [...], "events": [{"name", "config", "counter", "value",
+// "per_cpu": {"0": N}}]}; on one line with indent < 0.
+std::string stat_json(const StatTotals& t, int indent = 2);
+
+// 1234567 -> "1,234,567"
+std::string thousands(std::uint64_t v);
+
+}  // namespace archpmu

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+#include "archpmu/events.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+
+#include "archpmu.h"
+#include "archpmu/error.hpp"
+
+namespace archpmu {
+namespace {
+
+constexpr std::uint64_t kUsr = 1ULL << 16;
+constexpr std::uint64_t kOs = 1ULL << 17;
+constexpr std::uint64_t kEdge = 1ULL << 18;
+constexpr std::uint64_t kAny = 1ULL << 21;
+constexpr std::uint64_t kInv = 1ULL << 23;
+
+struct NamedEvent {
+    std::string_view name;
+    std::uint32_t code;  // event | umask << 8
+};
+
+// perf-style names and Intel names of the architectural events.
+constexpr std::array<NamedEvent, 31> kNamedEvents = {{
+    {"cycles", 0x003c},
+    {"cpu-cycles", 0x003c},
+    {"cpu_clk_unhalted.thread", 0x003c},
+    {"cpu_clk_unhalted.core", 0x003c},
+    {"instructions", 0x00c0},
+    {"inst_retired.any", 0x00c0},
+    {"ref-cycles", 0x0300},
+    {"cpu_clk_unhalted.ref_tsc", 0x0300},
+    {"bus-cycles", 0x013c},
+    {"cpu_clk_unhalted.ref_xclk", 0x013c},
+    {"cache-references", 0x4f2e},
+    {"longest_lat_cache.reference", 0x4f2e},
+    {"cache-misses", 0x412e},
+    {"longest_lat_cache.miss", 0x412e},
+    {"branches", 0x00c4},
+    {"branch-instructions", 0x00c4},
+    {"br_inst_retired.all_branches", 0x00c4},
+    {"branch-misses", 0x00c5},
+    {"br_misp_retired.all_branches", 0x00c5},
+    {"slots", 0x01a4},
+    {"topdown-slots", 0x01a4},
+    {"topdown.slots", 0x01a4},
+    {"topdown-be-bound", 0x02a4},
+    {"topdown.backend_bound_slots", 0x02a4},
+    {"topdown-bad-spec", 0x0073},
+    {"topdown_bad_speculation.all", 0x0073},
+    {"topdown-fe-bound", 0x019c},
+    {"topdown_fe_bound.all", 0x019c},
+    {"topdown-retiring", 0x02c2},
+    {"topdown_retiring.all", 0x02c2},
+    {"lbr-inserts", 0x01e4},
+}};
+
+[[noreturn]] void bad(std::string_view whole, std::size_t at, std::size_t len,
+                      const std::string& why)
+{
+    std::string msg = "bad event '" + std::string(whole) + "': " + why + "\n  " +
+                      std::string(whole) + "\n  " + std::string(at, ' ') +
+                      std::string(std::max<std::size_t>(len, 1), '^');
+    throw Error(EINVAL, msg);
+}
+
+std::string lower(std::string_view s)
+{
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+std::uint64_t parse_number(std::string_view whole, std::size_t at, std::string_view digits,
+                           std::uint64_t max, const char* what)
+{
+    std::string text(digits);
+    int base = 10;
+    if (text.size() > 2 && (text.rfind("0x", 0) == 0 || text.rfind("0X", 0) == 0)) {
+        text = text.substr(2);
+        base = 16;
+    }
+    if (text.empty() || text.find_first_not_of(base == 16 ? "0123456789abcdefABCDEF"
+                                                          : "0123456789") != std::string::npos)
+        bad(whole, at, digits.size(), std::string(what) + " '" + std::string(digits) +
+                                          "' is not a number");
+    const auto value = std::stoull(text, nullptr, base);
+    if (value > max)
+        bad(whole, at, digits.size(), std::string(what) + "=" + std::string(digits) +
+                                          " is out of range (0-" + std::to_string(max) + ")");
+    return value;
+}
+
+// cpu/term,term,.../ starting at whole[open]; returns the config.
+std::uint64_t parse_cpu_terms(std::string_view whole, std::size_t open, std::size_t close,
+                              EventSpec& spec)
+{
+    std::uint64_t config = 0;
+    bool have_event = false;
+    std::size_t pos = open;
+    while (pos < close) {
+        std::size_t end = whole.find(',', pos);
+        if (end == std::string_view::npos || end > close)
+            end = close;
+        const std::string_view term = whole.substr(pos, end - pos);
+        const std::size_t eq = term.find('=');
+        const std::string key = lower(term.substr(0, eq));
+        const std::string_view val =
+            eq == std::string_view::npos ? std::string_view{} : term.substr(eq + 1);
+        const std::size_t val_at = pos + (eq == std::string_view::npos ? 0 : eq + 1);
+        if (key == "event") {
+            config |= parse_number(whole, val_at, val, 0xff, "event");
+            have_event = true;
+        } else if (key == "umask") {
+            config |= parse_number(whole, val_at, val, 0xff, "umask") << 8;
+        } else if (key == "cmask") {
+            config |= parse_number(whole, val_at, val, 0xff, "cmask") << 24;
+        } else if (key == "inv" || key == "edge" || key == "any") {
+            if (eq == std::string_view::npos ||
+                parse_number(whole, val_at, val, 1, key.c_str()) == 1)
+                config |= key == "inv" ? kInv : key == "edge" ? kEdge : kAny;
+        } else if (term.empty()) {
+            bad(whole, pos, 1, "empty term");
+        } else {
+            bad(whole, pos, term.size(),
+                "unknown term '" + std::string(term) +
+                    "' (known: event, umask, cmask, inv, edge, any)");
+        }
+        pos = end + 1;
+    }
+    if (!have_event)
+        bad(whole, open, close - open, "cpu/.../ needs event=");
+    spec.flags |= ARCHPMU_EVENT_RAW;
+    return config;
+}
+
+void apply_counter_choice(std::string_view whole, std::size_t at, std::string_view choice,
+                          EventSpec& spec)
+{
+    const std::string c = lower(choice);
+    const auto index = [&](std::size_t skip, std::uint64_t max) {
+        return static_cast<std::uint32_t>(
+            parse_number(whole, at + skip, choice.substr(skip), max, "counter"));
+    };
+    if (c == "gp") {
+        spec.flags |= ARCHPMU_EVENT_GP_ONLY;
+    } else if (c.rfind("gp", 0) == 0 || c.rfind("pmc", 0) == 0) {
+        spec.flags |= ARCHPMU_EVENT_PIN;
+        spec.counter = index(c[0] == 'g' ? 2 : 3, ARCHPMU_MAX_GP_COUNTERS - 1);
+    } else if (c.rfind("fixed", 0) == 0 || c.rfind("fixc", 0) == 0) {
+        spec.flags |= ARCHPMU_EVENT_PIN;
+        spec.counter = ARCHPMU_COUNTER_FIXED |
+                       index(c[1] == 'i' && c[2] == 'x' && c[3] == 'e' ? 5 : 4,
+                             ARCHPMU_MAX_FIXED_COUNTERS - 1);
+    } else {
+        bad(whole, at, choice.size(),
+            "unknown counter '" + std::string(choice) + "' (use gp, gpN or fixedN)");
+    }
+}
+
+void apply_modifiers(std::string_view whole, std::size_t at, std::string_view mods,
+                     EventSpec& spec)
+{
+    std::uint64_t ring = 0;
+    for (std::size_t i = 0; i < mods.size(); ++i) {
+        if (mods[i] == 'u')
+            ring |= kUsr;
+        else if (mods[i] == 'k')
+            ring |= kOs;
+        else
+            bad(whole, at + i, 1, std::string("unknown modifier '") + mods[i] + "' (use u or k)");
+    }
+    spec.config = (spec.config & ~(kUsr | kOs)) | ring;
+}
+
+}  // namespace
+
+EventSpec parse_event(std::string_view text)
+{
+    EventSpec spec;
+    spec.name = std::string(text);
+    if (text.empty())
+        bad(text, 0, 1, "empty event");
+
+    std::size_t rest = 0;  // where modifiers may start
+    if (lower(text.substr(0, 4)) == "cpu/") {
+        const std::size_t close = text.find('/', 4);
+        if (close == std::string_view::npos)
+            bad(text, 3, text.size() - 3, "cpu/ without its closing '/'");
+        spec.config = parse_cpu_terms(text, 4, close, spec);
+        rest = close + 1;
+    } else {
+        const std::size_t stop = std::min(text.find(':'), text.find('@'));
+        const std::string_view base = text.substr(0, stop);
+        rest = base.size();
+        const std::string key = lower(base);
+        const auto named = std::find_if(kNamedEvents.begin(), kNamedEvents.end(),
+                                        [&](const NamedEvent& e) { return e.name == key; });
+        if (named != kNamedEvents.end()) {
+            spec.config = named->code;
+        } else if (key.size() > 1 && key[0] == 'r') {
+            if (key.size() > 17)
+                bad(text, 1, base.size() - 1, "a raw config has at most 16 hex digits");
+            spec.config = parse_number(text, 1, "0x" + key.substr(1), ~0ULL, "raw config");
+            spec.flags |= ARCHPMU_EVENT_RAW;
+        } else {
+            bad(text, 0, base.size(),
+                "unknown event '" + std::string(base) +
+                    "' (try cycles, instructions, r00c0 or cpu/event=0xc0,umask=0/)");
+        }
+    }
+
+    while (rest < text.size()) {
+        const char kind = text[rest];
+        std::size_t end = text.find_first_of(":@", rest + 1);
+        if (end == std::string_view::npos)
+            end = text.size();
+        const std::string_view part = text.substr(rest + 1, end - rest - 1);
+        if (kind == ':')
+            apply_modifiers(text, rest + 1, part, spec);
+        else if (kind == '@')
+            apply_counter_choice(text, rest + 1, part, spec);
+        else
+            bad(text, rest, text.size() - rest, "unexpected text after the event");
+        rest = end;
+    }
+    return spec;
+}
+
+std::vector<EventSpec> parse_event_list(std::string_view text)
+{
+    std::vector<EventSpec> out;
+    std::size_t start = 0;
+    bool in_cpu_terms = false;
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+        if (i < text.size() && text[i] == '/') {
+            // "cpu/" opens the terms, the next '/' closes them.
+            in_cpu_terms = !in_cpu_terms;
+            continue;
+        }
+        if (i == text.size() || (text[i] == ',' && !in_cpu_terms)) {
+            out.push_back(parse_event(text.substr(start, i - start)));
+            start = i + 1;
+        }
+    }
+    return out;
+}
+
+std::string counter_name(std::uint32_t counter)
+{
+    if (counter & ARCHPMU_COUNTER_FIXED)
+        return "fixed" + std::to_string(counter & 0xff);
+    return "gp" + std::to_string(counter);
+}
+
+}  // namespace archpmu

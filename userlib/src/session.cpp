@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+#include "archpmu/session.hpp"
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "archpmu.h"
+#include "archpmu/error.hpp"
+
+namespace archpmu {
+namespace {
+
+// What a COUNT_OPEN refusal means, for the event and CPU it names.
+std::string open_refusal(int err, const std::string& event, std::uint32_t cpu)
+{
+    const std::string on = cpu == ~0U ? std::string() : " on CPU " + std::to_string(cpu);
+    const std::string ev = "event '" + event + "'";
+    switch (err) {
+    case EPERM:
+        return "counting needs CAP_PERFMON or CAP_SYS_ADMIN (run as root, or grant "
+               "cap_perfmon)";
+    case EINVAL:
+        return ev + " has reserved or forbidden bits" + on + ", or a CPU is listed twice";
+    case E2BIG:
+        return "too many events (at most " + std::to_string(ARCHPMU_MAX_EVENTS) +
+               ") or CPUs";
+    case EDOM:
+        return ev + ": inv needs a cmask (INV inverts the CMASK comparison)";
+    case EOPNOTSUPP:
+        return ev + ": AnyThread is not supported" + on +
+               " (only PMU versions 3 and 4 have it, and CPUID may deprecate it)";
+    case ENOENT:
+        return ev + " is not available" + on +
+               " (CPUID marks it unavailable, or its fixed counter is missing; a raw "
+               "encoding such as r<hex> counts it anyway)";
+    case ECHRNG:
+        return ev + ": the requested counter does not exist" + on +
+               " or does not count this event";
+    case EMEDIUMTYPE:
+        return ev + ": fixed counters take no edge, inv, cmask or any";
+    case ENOSPC:
+        return "more events than counters" + on + " (" + ev + " did not fit)";
+    case EBUSY:
+        return "the counters for " + ev + " are in use" + on +
+               ": by another archpmu session, by perf (the NMI watchdog included: sysctl "
+               "kernel.nmi_watchdog=0), or by another tool; dmesg names the holder";
+    case ENXIO:
+        return "CPU " + std::to_string(cpu) + " does not exist";
+    case ENODEV:
+        return "CPU " + std::to_string(cpu) + " is offline or has no architectural PMU";
+    default:
+        return "ARCHPMU_IOC_COUNT_OPEN failed";
+    }
+}
+
+std::string open_device_hint(int err)
+{
+    return err == EACCES ? " (root-only by default; see udev/99-archpmu.rules)"
+           : err == ENOENT ? " (is the module loaded?)"
+                           : "";
+}
+
+}  // namespace
+
+Session::Session(const std::string& device_path, std::vector<EventSpec> events,
+                 const std::vector<std::uint32_t>& cpus)
+    : events_(std::move(events))
+{
+    fd_.reset(::open(device_path.c_str(), O_RDWR | O_CLOEXEC));
+    if (!fd_.valid()) {
+        const int err = errno;
+        throw Error(err, "cannot open " + device_path + open_device_hint(err));
+    }
+    std::vector<archpmu_event> evs(events_.size());
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+        evs[i].config = events_[i].config;
+        evs[i].flags = events_[i].flags;
+        evs[i].counter = events_[i].counter;
+    }
+    archpmu_count_open cmd;
+    std::memset(&cmd, 0, sizeof(cmd));
+    cmd.size = sizeof(cmd);
+    cmd.nr_events = static_cast<std::uint32_t>(evs.size());
+    cmd.nr_cpus = static_cast<std::uint32_t>(cpus.size());
+    cmd.events = reinterpret_cast<std::uintptr_t>(evs.data());
+    cmd.cpus = reinterpret_cast<std::uintptr_t>(cpus.data());
+    if (::ioctl(fd_.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd) != 0) {
+        const int err = errno;
+        const std::string name =
+            cmd.bad_event < events_.size() ? events_[cmd.bad_event].name : std::string("?");
+        throw Error(err, open_refusal(err, name, cmd.bad_cpu));
+    }
+    cpu_count_ = cmd.nr_cpus_opened;
+    for (const auto& e : evs)
+        counters_.push_back(e.counter);
+}
+
+void Session::control(unsigned long request, const char* what)
+{
+    archpmu_count_ctl cmd{};
+    cmd.size = sizeof(cmd);
+    if (::ioctl(fd_.get(), request, &cmd) != 0)
+        throw Error(errno, what);
+}
+
+void Session::start() { control(ARCHPMU_IOC_COUNT_START, "ARCHPMU_IOC_COUNT_START"); }
+
+void Session::stop() { control(ARCHPMU_IOC_COUNT_STOP, "ARCHPMU_IOC_COUNT_STOP"); }
+
+void Session::reset() { control(ARCHPMU_IOC_COUNT_RESET, "ARCHPMU_IOC_COUNT_RESET"); }
+
+Snapshot Session::read() const
+{
+    std::vector<archpmu_count_value> raw(static_cast<std::size_t>(cpu_count_) * events_.size());
+    archpmu_count_read cmd{};
+    cmd.size = sizeof(cmd);
+    cmd.nr_values = static_cast<std::uint32_t>(raw.size());
+    cmd.values = reinterpret_cast<std::uintptr_t>(raw.data());
+    if (::ioctl(fd_.get(), ARCHPMU_IOC_COUNT_READ, &cmd) != 0)
+        throw Error(errno, "ARCHPMU_IOC_COUNT_READ");
+    Snapshot snap;
+    snap.timestamp_ns = cmd.timestamp_ns;
+    snap.values.reserve(cmd.nr_values);
+    for (std::uint32_t i = 0; i < cmd.nr_values; ++i) {
+        const auto& r = raw[i];
+        snap.values.push_back(CountValue{r.cpu, r.event, r.counter,
+                                         (r.flags & ARCHPMU_VALUE_OFFLINE) != 0, r.value,
+                                         r.time_enabled, r.time_running});
+    }
+    return snap;
+}
+
+}  // namespace archpmu

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+#include "stat.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/pmu.hpp"
+#include "archpmu/session.hpp"
+#include "archpmu/stat_report.hpp"
+
+namespace archpmu::tool {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+void on_interrupt(int /*sig*/) { g_interrupted = 1; }
+
+const char* kDefaultEvents = "cycles,instructions,ref-cycles,branches,branch-misses";
+
+pid_t spawn(const std::vector<std::string>& command)
+{
+    std::vector<char*> argv;
+    for (const auto& a : command)
+        argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0)
+        throw Error(errno, "fork");
+    if (pid == 0) {
+        ::signal(SIGINT, SIG_DFL);
+        ::execvp(argv[0], argv.data());
+        std::cerr << "archpmu stat: cannot run '" << command[0] << "': " << std::strerror(errno)
+                  << '\n';
+        ::_exit(127);
+    }
+    return pid;
+}
+
+void print(const StatTotals& totals, const StatOptions& opts, const StatFormat& fmt)
+{
+    if (opts.json)
+        std::cout << stat_json(totals, opts.interval_ms ? -1 : 2);
+    else if (!opts.separator.empty())
+        std::cout << stat_csv(totals, fmt);
+    else
+        std::cout << stat_human(totals, fmt);
+    std::cout.flush();
+}
+
+std::uint64_t ns_since(Clock::time_point t)
+{
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
+}
+
+}  // namespace
+
+int run_stat(const StatOptions& opts)
+{
+    std::vector<EventSpec> events;
+    if (opts.events.empty())
+        events = parse_event_list(kDefaultEvents);
+    for (const auto& list : opts.events)
+        for (auto& e : parse_event_list(list))
+            events.push_back(std::move(e));
+    const std::vector<std::uint32_t> cpus =
+        opts.cpu_list.empty() ? std::vector<std::uint32_t>{} : parse_cpu_list(opts.cpu_list);
+
+    Session session(opts.device, events, cpus);
+    StatFormat fmt;
+    fmt.per_cpu = opts.per_cpu;
+    fmt.separator = opts.separator;
+    for (const auto& a : opts.command)
+        fmt.target += (fmt.target.empty() ? "" : " ") + a;
+
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    ::sigaction(SIGINT, &sa, nullptr);
+
+    const auto start = Clock::now();
+    session.start();
+    pid_t child = opts.command.empty() ? -1 : spawn(opts.command);
+    int status = 0;
+    Snapshot last = session.read();
+    auto next_interval = start + std::chrono::milliseconds(opts.interval_ms);
+    const auto deadline =
+        opts.duration_s >= 0
+            ? start + std::chrono::duration_cast<Clock::duration>(
+                          std::chrono::duration<double>(opts.duration_s))
+            : Clock::time_point::max();
+
+    for (;;) {
+        if (child > 0) {
+            const pid_t done = ::waitpid(child, &status, WNOHANG);
+            if (done == child)
+                break;
+        } else if (g_interrupted || Clock::now() >= deadline) {
+            break;
+        }
+        if (opts.interval_ms && Clock::now() >= next_interval) {
+            const Snapshot now = session.read();
+            StatFormat f = fmt;
+            f.interval_s = static_cast<double>(ns_since(start)) / 1e9;
+            print(stat_totals(session, &last, now, opts.interval_ms * 1000000ULL), opts, f);
+            last = now;
+            next_interval += std::chrono::milliseconds(opts.interval_ms);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    session.stop();
+    const std::uint64_t elapsed = ns_since(start);
+    if (!opts.interval_ms)
+        print(stat_totals(session, nullptr, session.read(), elapsed), opts, fmt);
+
+    if (child > 0) {
+        if (WIFEXITED(status))
+            return WEXITSTATUS(status);
+        if (WIFSIGNALED(status))
+            return 128 + WTERMSIG(status);
+    }
+    return 0;
+}
+
+}  // namespace archpmu::tool
