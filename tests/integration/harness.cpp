@@ -24,14 +24,33 @@ std::string module_path()
     return env ? env : ARCHPMU_KO_DEFAULT;
 }
 
+int load_module_file(const std::string& path, const std::string& params)
+{
+    const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid())
+        FAIL("cannot open " << path << ": " << std::strerror(errno));
+    if (::syscall(SYS_finit_module, fd.get(), params.c_str(), 0) != 0)
+        return errno;
+    return 0;
+}
+
 }  // namespace
 
 int load_module(const std::string& params)
 {
-    const UniqueFd fd(::open(module_path().c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd.valid())
-        FAIL("cannot open " << module_path() << ": " << std::strerror(errno));
-    if (::syscall(SYS_finit_module, fd.get(), params.c_str(), 0) != 0)
+    return load_module_file(module_path(), params);
+}
+
+int load_hog(unsigned counter)
+{
+    const std::string ko = module_path();
+    const std::string hog = ko.substr(0, ko.rfind('/')) + "/test/archpmu_hog.ko";
+    return load_module_file(hog, "counter=" + std::to_string(counter));
+}
+
+int unload_hog()
+{
+    if (::syscall(SYS_delete_module, "archpmu_hog", O_NONBLOCK) != 0)
         return errno;
     return 0;
 }

@@ -13,6 +13,9 @@ namespace archpmu::itest {
 
 // finit_module(archpmu.ko, params): 0 or the errno.
 int load_module(const std::string& params);
+// The test-only module that holds GP counter `counter` as perf would.
+int load_hog(unsigned counter);
+int unload_hog();
 // delete_module("archpmu"): 0 or the errno.
 int unload_module();
 bool module_loaded();

@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: MIT
+// Counting sessions on the model: time-driven counts, exact injected counts,
+// USR/OS filters, wraps, v1 EN-bit control, refusals, sharing, release and
+// hotplug.
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "archpmu.h"
+#include "archpmu/device.hpp"
+#include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/session.hpp"
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+using archpmu::Session;
+
+namespace {
+
+constexpr const char* kDev = "/dev/archpmu";
+constexpr uint64_t ARCHPMU_EVTSEL_EN_BIT = 1ULL << 22;
+// Only injected events count: every value below is exact.
+constexpr const char* kExact = "backend=model model_rate_percent=0 ";
+
+void inject(unsigned cpu, uint32_t code, uint64_t count, bool user = true)
+{
+    archpmu::UniqueFd fd(::open(kDev, O_RDWR | O_CLOEXEC));
+    REQUIRE(fd.valid());
+    archpmu_model_inject cmd{};
+    cmd.size = sizeof(cmd);
+    cmd.flags = user ? ARCHPMU_INJECT_USR : ARCHPMU_INJECT_OS;
+    cmd.cpu = cpu;
+    cmd.event = code;
+    cmd.count = count;
+    REQUIRE(::ioctl(fd.get(), ARCHPMU_IOC_MODEL_INJECT, &cmd) == 0);
+}
+
+std::vector<archpmu::EventSpec> events(const std::string& list)
+{
+    return archpmu::parse_event_list(list);
+}
+
+// value[cpu][event]
+std::map<uint32_t, std::vector<uint64_t>> values(const Session& s)
+{
+    std::map<uint32_t, std::vector<uint64_t>> out;
+    for (const auto& v : s.read().values)
+        out[v.cpu].push_back(v.value);
+    return out;
+}
+
+int open_errno(const std::string& params_events, const std::vector<uint32_t>& cpus = {})
+{
+    try {
+        Session s(kDev, events(params_events), cpus);
+        return 0;
+    } catch (const archpmu::Error& e) {
+        return e.code().value();
+    }
+}
+
+// Every PMU MSR of a CPU as the model holds it (absent ones as ~0).
+std::map<uint32_t, uint64_t> pmu_msrs(const archpmu::Device& dev, uint32_t cpu)
+{
+    std::vector<uint32_t> msrs;
+    for (uint32_t i = 0; i < 8; ++i) {
+        msrs.push_back(0x186 + i);
+        msrs.push_back(0xc1 + i);
+    }
+    for (uint32_t j = 0; j < 7; ++j)
+        msrs.push_back(0x309 + j);
+    for (uint32_t m = 0x38d; m <= 0x392; ++m)
+        msrs.push_back(m);
+    std::map<uint32_t, uint64_t> out;
+    for (uint32_t m : msrs) {
+        try {
+            out[m] = dev.model_read_msr(cpu, m);
+        } catch (const archpmu::Error&) {
+            out[m] = ~0ULL;
+        }
+    }
+    return out;
+}
+
+void busy_user_loop_on(unsigned cpu, std::chrono::milliseconds how_long)
+{
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        ::sched_setaffinity(0, sizeof(set), &set);
+        const auto end = std::chrono::steady_clock::now() + how_long;
+        volatile uint64_t spin = 0;
+        while (std::chrono::steady_clock::now() < end)
+            spin = spin + 1;
+        ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+}
+
+}  // namespace
+
+TEST_CASE("model counts are monotonic and proportional to time", "[counting]")
+{
+    LoadedModule module("backend=model");
+    Session s(kDev, events("cycles,instructions,branches"));
+    CHECK(archpmu::counter_name(s.counters()[0]) == "fixed1");
+    CHECK(archpmu::counter_name(s.counters()[1]) == "fixed0");
+    CHECK(archpmu::counter_name(s.counters()[2]) == "gp0");
+    s.start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    const auto first = s.read();
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    const auto second = s.read();
+    s.stop();
+    REQUIRE(first.values.size() == second.values.size());
+    for (std::size_t i = 0; i < first.values.size(); ++i) {
+        const auto& a = first.values[i];
+        const auto& b = second.values[i];
+        CAPTURE(a.cpu, a.event);
+        CHECK(b.value > a.value);
+        CHECK(b.time_enabled_ns > a.time_enabled_ns);
+        CHECK(b.time_running_ns == b.time_enabled_ns);
+        // 3000 cycles, 2000 instructions, 400 branches per microsecond.
+        const uint64_t per_us[] = {3000, 2000, 400};
+        const double rate =
+            static_cast<double>(b.value) / (static_cast<double>(b.time_enabled_ns) / 1000.0);
+        CHECK(rate == Approx(per_us[a.event]).epsilon(0.1));
+    }
+    // Stopped: the counts stay.
+    const auto stopped = s.read();
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    const auto later = s.read();
+    for (std::size_t i = 0; i < later.values.size(); ++i)
+        CHECK(later.values[i].value == stopped.values[i].value);
+}
+
+TEST_CASE("USR and OS filters split the counts by the interrupted mode", "[counting]")
+{
+    LoadedModule module("backend=model");
+    Session s(kDev, events("instructions:u,instructions:k,instructions@gp"), {1});
+    s.start();
+    busy_user_loop_on(1, std::chrono::milliseconds(300));
+    s.stop();
+    const auto v = values(s)[1];
+    CHECK(v[0] > 0);  // user time from the busy loop
+    CHECK(v[1] > 0);  // kernel time: the tick also lands in the kernel
+    CHECK(static_cast<double>(v[0] + v[1]) == Approx(static_cast<double>(v[2])).epsilon(0.02));
+}
+
+TEST_CASE("injected events count exactly, on fixed and GP counters alike", "[counting]")
+{
+    LoadedModule module(std::string(kExact) + "model_version=4");
+    // Experiment 15-11: fixed counter 0 and a GP counter with C0H/00H agree.
+    Session s(kDev, events("instructions,instructions@gp,r00c0,instructions:k"), {0, 1});
+    CHECK(archpmu::counter_name(s.counters()[0]) == "fixed0");
+    s.start();
+    inject(0, 0x00c0, 1000);
+    inject(1, 0x00c0, 7, false);
+    inject(0, 0x00c4, 5);  // another event: counted by none of them
+    s.stop();
+    auto v = values(s);
+    CHECK(v[0] == std::vector<uint64_t>{1000, 1000, 1000, 0});
+    CHECK(v[1] == std::vector<uint64_t>{7, 7, 7, 7});
+
+    inject(0, 0x00c0, 50);  // stopped: nothing counts
+    CHECK(values(s)[0][0] == 1000);
+    s.reset();
+    CHECK(values(s)[0] == std::vector<uint64_t>{0, 0, 0, 0});
+}
+
+TEST_CASE("CMASK, INV and edge filter each cycle as the SDM defines", "[counting]")
+{
+    LoadedModule module(std::string(kExact) + "model_version=4");
+    Session s(kDev,
+              events("cpu/event=0xc0,cmask=2/,cpu/event=0xc0,cmask=2,inv/,"
+                     "cpu/event=0xc0,edge/"),
+              {0});
+    s.start();
+    inject(0, 0x00c0, 1);  // below CMASK: only INV counts; edge sees an assertion
+    inject(0, 0x00c0, 3);  // reaches CMASK: the cycle counts once
+    inject(0, 0x00c0, 2);
+    s.stop();
+    CHECK(values(s)[0] == std::vector<uint64_t>{2, 1, 3});
+}
+
+TEST_CASE("64-bit totals stay exact through wraps of a narrow counter", "[counting]")
+{
+    LoadedModule module(std::string(kExact) +
+                        "model_version=4 model_gp_width=16 model_fixed_width=16");
+    archpmu::Device dev;
+    Session s(kDev, events("instructions,instructions@gp"), {0});
+    s.start();
+    uint64_t expected = 0;
+    for (int i = 0; i < 5; ++i) {
+        inject(0, 0x00c0, 40000);
+        expected += 40000;
+        const auto v = values(s)[0];
+        CHECK(v[0] == expected);
+        CHECK(v[1] == expected);
+    }
+    CHECK(expected > 0xffff * 3);
+    // The hardware wrapped and flagged it; archpmu acknowledged the bits it owns.
+    CHECK((dev.model_read_msr(0, 0x38e) & (0x1 | 1ULL << 32)) == 0);
+    s.stop();
+}
+
+TEST_CASE("v1 starts and stops through the EN bits, v2+ through GLOBAL_CTRL", "[counting]")
+{
+    SECTION("v1")
+    {
+        LoadedModule module(std::string(kExact) + "model_version=1 model_gp=2 model_fixed=0");
+        archpmu::Device dev;
+        Session s(kDev, events("instructions,branches"), {0});
+        CHECK(archpmu::counter_name(s.counters()[0]) == "gp0");
+        CHECK((dev.model_read_msr(0, 0x186) & ARCHPMU_EVTSEL_EN_BIT) == 0);
+        s.start();
+        CHECK((dev.model_read_msr(0, 0x186) & ARCHPMU_EVTSEL_EN_BIT) != 0);
+        CHECK((dev.model_read_msr(0, 0x187) & ARCHPMU_EVTSEL_EN_BIT) != 0);
+        inject(0, 0x00c0, 11);
+        s.stop();
+        CHECK((dev.model_read_msr(0, 0x186) & ARCHPMU_EVTSEL_EN_BIT) == 0);
+        inject(0, 0x00c0, 5);
+        CHECK(values(s)[0] == std::vector<uint64_t>{11, 0});
+    }
+    SECTION("v4")
+    {
+        LoadedModule module(std::string(kExact) + "model_version=4");
+        archpmu::Device dev;
+        Session s(kDev, events("instructions,branches"), {0});
+        const uint64_t ours = 1ULL << 32 | 0x1;  // fixed0, gp0
+        CHECK((dev.model_read_msr(0, 0x38f) & ours) == 0);
+        s.start();
+        CHECK((dev.model_read_msr(0, 0x38f) & ours) == ours);
+        CHECK(dev.model_read_msr(0, 0x38d) == 0x3);  // fixed0: OS and USR
+        s.stop();
+        CHECK((dev.model_read_msr(0, 0x38f) & ours) == 0);
+    }
+}
+
+TEST_CASE("each refusal has its errno and programs nothing", "[counting][errors]")
+{
+    LoadedModule module(std::string(kExact) +
+                        "model_version=5 model_gp=4 model_fixed=3 model_events_len=8 "
+                        "model_events_unavail=0x80 model_anythread_deprecated=1");
+    archpmu::Device dev;
+    const auto before0 = pmu_msrs(dev, 0);
+    const auto before1 = pmu_msrs(dev, 1);
+    struct Case {
+        const char* events;
+        int err;
+    };
+    const Case cases[] = {
+        {"r1400c0", EINVAL},                  // INT
+        {"r4000c0", EINVAL},                  // EN
+        {"r800c0", EINVAL},                   // PC
+        {"r1000000c0", EINVAL},               // bit 32: reserved here
+        {"cpu/event=0xc0,inv/", EDOM},        // INV without CMASK
+        {"cpu/event=0xc0,any/", EOPNOTSUPP},  // AnyThread deprecated
+        {"slots", ENOENT},                    // CPUID marks it unavailable
+        {"r0500", ENOENT},                    // fixed counter 4 does not exist
+        {"instructions@gp7", ECHRNG},         // no GP counter 7
+        {"cycles@fixed0", ECHRNG},            // fixed 0 counts instructions
+        {"r0300@gp1", ECHRNG},                // a fixed-only event on a GP counter
+        {"cpu/event=0xc0,cmask=1/@fixed0", EMEDIUMTYPE},
+        {"branches,branches,branches,branches,branches", ENOSPC},
+        {"instructions@gp1,branches@gp1", EBUSY},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.events);
+        CHECK(open_errno(c.events) == c.err);
+    }
+    CHECK(open_errno("instructions", {0, 0}) == EINVAL);
+    CHECK(open_errno("instructions", {4096}) == ENXIO);
+    // A raw encoding counts an unavailable event anyway.
+    CHECK(open_errno("r01a4") == 0);
+
+    CHECK(pmu_msrs(dev, 0) == before0);
+    CHECK(pmu_msrs(dev, 1) == before1);
+}
+
+TEST_CASE("the offending event and CPU come back with a refusal", "[counting][errors]")
+{
+    LoadedModule module(std::string(kExact) +
+                        "model_version=5 model_gp=4 model_hybrid_gp=2 "
+                        "model_hybrid_cpus=1");
+    archpmu::UniqueFd fd(::open(kDev, O_RDWR | O_CLOEXEC));
+    archpmu_event ev[2] = {{0x00c0, 0, 0}, {0x00c4, ARCHPMU_EVENT_PIN, 3}};
+    archpmu_count_open cmd{};
+    cmd.size = sizeof(cmd);
+    cmd.nr_events = 2;
+    cmd.events = reinterpret_cast<uintptr_t>(ev);
+    REQUIRE(::ioctl(fd.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd) != 0);
+    CHECK(errno == ECHRNG);  // the E-core has GP counters 0-1 only
+    CHECK(cmd.bad_event == 1);
+    CHECK(cmd.bad_cpu == 1);
+
+    archpmu_count_ctl ctl{};
+    ctl.size = sizeof(ctl);
+    CHECK(::ioctl(fd.get(), ARCHPMU_IOC_COUNT_START, &ctl) != 0);
+    CHECK(errno == EBADFD);
+    cmd.nr_events = 0;
+    CHECK(::ioctl(fd.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd) != 0);
+    CHECK(errno == EINVAL);
+    cmd.nr_events = ARCHPMU_MAX_EVENTS + 1;
+    CHECK(::ioctl(fd.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd) != 0);
+    CHECK(errno == E2BIG);
+
+    cmd.nr_events = 1;
+    REQUIRE(::ioctl(fd.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd) == 0);
+    CHECK(::ioctl(fd.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd) != 0);
+    CHECK(errno == EALREADY);
+
+    archpmu_count_value vals[1];
+    archpmu_count_read rd{};
+    rd.size = sizeof(rd);
+    rd.nr_values = 1;  // one event on every online CPU needs one entry per CPU
+    rd.values = reinterpret_cast<uintptr_t>(vals);
+    CHECK(::ioctl(fd.get(), ARCHPMU_IOC_COUNT_READ, &rd) != 0);
+    CHECK(errno == ENOSPC);
+    CHECK(rd.nr_values == online_cpus().size());
+}
+
+TEST_CASE("sessions on two files share the PMU on disjoint counters", "[counting][sharing]")
+{
+    LoadedModule module(std::string(kExact) + "model_version=4 model_gp=4");
+    Session a(kDev, events("instructions@gp0"), {0});
+    Session b(kDev, events("instructions@gp"), {0});
+    CHECK(archpmu::counter_name(b.counters()[0]) == "gp1");
+    CHECK(open_errno("branches@gp0") == EBUSY);
+    Session c(kDev, events("branches,branches"), {0});  // gp2, gp3
+    KernelLog log;
+    CHECK(open_errno("branches") == EBUSY);  // the rest are held
+    CHECK(log.grep("held by other archpmu sessions").size() == 1);
+    a.start();
+    b.start();
+    inject(0, 0x00c0, 9);
+    CHECK(values(a)[0][0] == 9);
+    CHECK(values(b)[0][0] == 9);
+}
+
+TEST_CASE("counting needs CAP_PERFMON or CAP_SYS_ADMIN", "[counting][errors]")
+{
+    LoadedModule module("backend=model");
+    archpmu::UniqueFd fd(::open(kDev, O_RDWR | O_CLOEXEC));
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
+            ::_exit(100);
+        archpmu_event ev = {0x00c0, 0, 0};
+        archpmu_count_open cmd{};
+        cmd.size = sizeof(cmd);
+        cmd.nr_events = 1;
+        cmd.events = reinterpret_cast<uintptr_t>(&ev);
+        const int err = ::ioctl(fd.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd) == 0 ? 0 : errno;
+        ::_exit(err == EPERM ? 0 : 101);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("a counter held through the perf reservation is refused with EBUSY",
+          "[counting][sharing]")
+{
+    LoadedModule module(std::string(kExact) + "model_version=4");
+    REQUIRE(load_hog(2) == 0);
+    KernelLog log;
+    CHECK(open_errno("branches@gp2") == EBUSY);
+    const auto lines = log.grep("GP counter 2 is held by perf");
+    REQUIRE(lines.size() == 1);
+    CHECK_THAT(lines[0], Catch::Contains("nmi_watchdog=0"));
+    CHECK(open_errno("branches@gp1") == 0);
+    CHECK(unload_hog() == 0);
+    CHECK(open_errno("branches@gp2") == 0);
+}
+
+TEST_CASE("a counter another agent programmed is refused with EBUSY", "[counting][sharing]")
+{
+    LoadedModule module(std::string(kExact) + "model_version=4");
+    archpmu::Device dev;
+    KernelLog log;
+    dev.model_write_msr(0, 0x186 + 3, 0x4300c4);  // EN set on GP 3
+    CHECK(open_errno("branches@gp3", {0}) == EBUSY);
+    CHECK(log.grep("GP counter 3 is in use by another agent").size() == 1);
+    KernelLog log2;
+    dev.model_write_msr(0, 0x186 + 3, 0xc4);  // EN clear, but GLOBAL_INUSE shows it
+    CHECK(open_errno("branches@gp3", {0}) == EBUSY);
+    CHECK(log2.grep("GLOBAL_INUSE").size() == 1);
+    CHECK(log2.grep("EN or INT set").empty());
+    dev.model_write_msr(0, 0x38d, 0x20);  // fixed counter 1 enabled for USR
+    CHECK(open_errno("cycles", {0}) == EBUSY);
+    CHECK(open_errno("cycles", {1}) == 0);
+}
+
+TEST_CASE("closing, killing and unloading leave the PMU as it was", "[counting][release]")
+{
+    LoadedModule module(std::string(kExact) + "model_version=4 model_full_width=1");
+    archpmu::Device dev;
+    // Leftovers of some earlier user: counter values, an idle event select.
+    dev.model_write_msr(0, 0xc1, 0x1234);
+    dev.model_write_msr(0, 0x4c1 + 1, 0xabcdef012345ULL);
+    dev.model_write_msr(0, 0x309 + 1, 0x77);
+    dev.model_write_msr(0, 0x38f, 0xf | 0x2ULL << 32);
+    const auto before = pmu_msrs(dev, 0);
+
+    SECTION("close")
+    {
+        {
+            Session s(kDev, events("instructions,cycles,branches,branch-misses"), {0});
+            s.start();
+            inject(0, 0x00c0, 100);
+            CHECK(pmu_msrs(dev, 0) != before);
+        }
+        CHECK(pmu_msrs(dev, 0) == before);
+    }
+    SECTION("the process dies")
+    {
+        const pid_t child = ::fork();
+        REQUIRE(child >= 0);
+        if (child == 0) {
+            Session s(kDev, events("instructions,cycles,branches,branch-misses"), {0});
+            s.start();
+            ::kill(::getpid(), SIGKILL);
+        }
+        int status = 0;
+        REQUIRE(::waitpid(child, &status, 0) == child);
+        CHECK(WIFSIGNALED(status));
+        CHECK(pmu_msrs(dev, 0) == before);
+    }
+    SECTION("unload waits for the session's file")
+    {
+        Session s(kDev, events("instructions"), {0});
+        CHECK(unload_module() == EWOULDBLOCK);
+    }
+}
+
+TEST_CASE("a CPU going offline keeps its counts and resumes when back", "[counting][hotplug]")
+{
+    const std::string online = "/sys/devices/system/cpu/cpu1/online";
+    REQUIRE(path_exists(online));
+    LoadedModule module(std::string(kExact) + "model_version=4");
+    Session s(kDev, events("instructions,branches@gp"), {0, 1});
+    s.start();
+    inject(1, 0x00c0, 100);
+    write_file(online, "0");
+    auto snap = s.read();
+    CHECK(snap.values[2].cpu == 1);
+    CHECK(snap.values[2].offline);
+    CHECK(snap.values[2].value == 100);
+    CHECK(snap.values[2].time_running_ns < snap.values[2].time_enabled_ns);
+
+    write_file(online, "1");
+    inject(1, 0x00c0, 50);
+    snap = s.read();
+    CHECK_FALSE(snap.values[2].offline);
+    CHECK(snap.values[2].value == 150);
+}
