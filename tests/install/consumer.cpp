@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // A program built against an installed libarchpmu (pkg-config or CMake).
+#include <archpmu/uapi/archpmu.h>
 #include <archpmu/device.hpp>
 #include <archpmu/error.hpp>
-#include <archpmu/uapi/archpmu.h>
 #include <iostream>
 
 int main()

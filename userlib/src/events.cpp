@@ -86,12 +86,13 @@ std::uint64_t parse_number(std::string_view whole, std::size_t at, std::string_v
     }
     if (text.empty() || text.find_first_not_of(base == 16 ? "0123456789abcdefABCDEF"
                                                           : "0123456789") != std::string::npos)
-        bad(whole, at, digits.size(), std::string(what) + " '" + std::string(digits) +
-                                          "' is not a number");
+        bad(whole, at, digits.size(),
+            std::string(what) + " '" + std::string(digits) + "' is not a number");
     const auto value = std::stoull(text, nullptr, base);
     if (value > max)
-        bad(whole, at, digits.size(), std::string(what) + "=" + std::string(digits) +
-                                          " is out of range (0-" + std::to_string(max) + ")");
+        bad(whole, at, digits.size(),
+            std::string(what) + "=" + std::string(digits) + " is out of range (0-" +
+                std::to_string(max) + ")");
     return value;
 }
 
@@ -153,17 +154,16 @@ void apply_counter_choice(std::string_view whole, std::size_t at, std::string_vi
         spec.counter = index(c[0] == 'g' ? 2 : 3, ARCHPMU_MAX_GP_COUNTERS - 1);
     } else if (c.rfind("fixed", 0) == 0 || c.rfind("fixc", 0) == 0) {
         spec.flags |= ARCHPMU_EVENT_PIN;
-        spec.counter = ARCHPMU_COUNTER_FIXED |
-                       index(c[1] == 'i' && c[2] == 'x' && c[3] == 'e' ? 5 : 4,
-                             ARCHPMU_MAX_FIXED_COUNTERS - 1);
+        spec.counter =
+            ARCHPMU_COUNTER_FIXED | index(c[1] == 'i' && c[2] == 'x' && c[3] == 'e' ? 5 : 4,
+                                          ARCHPMU_MAX_FIXED_COUNTERS - 1);
     } else {
         bad(whole, at, choice.size(),
             "unknown counter '" + std::string(choice) + "' (use gp, gpN or fixedN)");
     }
 }
 
-void apply_modifiers(std::string_view whole, std::size_t at, std::string_view mods,
-                     EventSpec& spec)
+void apply_modifiers(std::string_view whole, std::size_t at, std::string_view mods, EventSpec& spec)
 {
     std::uint64_t ring = 0;
     for (std::size_t i = 0; i < mods.size(); ++i) {
@@ -198,8 +198,8 @@ EventSpec parse_event(std::string_view text)
         const std::string_view base = text.substr(0, stop);
         rest = base.size();
         const std::string key = lower(base);
-        const auto named = std::find_if(kNamedEvents.begin(), kNamedEvents.end(),
-                                        [&](const NamedEvent& e) { return e.name == key; });
+        const auto* const named = std::find_if(kNamedEvents.begin(), kNamedEvents.end(),
+                                               [&](const NamedEvent& e) { return e.name == key; });
         if (named != kNamedEvents.end()) {
             spec.config = named->code;
         } else if (key.size() > 1 && key[0] == 'r') {

@@ -19,46 +19,45 @@ std::string open_refusal(int err, const std::string& event, std::uint32_t cpu)
     const std::string on = cpu == ~0U ? std::string() : " on CPU " + std::to_string(cpu);
     const std::string ev = "event '" + event + "'";
     switch (err) {
-    case EPERM:
-        return "counting needs CAP_PERFMON or CAP_SYS_ADMIN (run as root, or grant "
-               "cap_perfmon)";
-    case EINVAL:
-        return ev + " has reserved or forbidden bits" + on + ", or a CPU is listed twice";
-    case E2BIG:
-        return "too many events (at most " + std::to_string(ARCHPMU_MAX_EVENTS) +
-               ") or CPUs";
-    case EDOM:
-        return ev + ": inv needs a cmask (INV inverts the CMASK comparison)";
-    case EOPNOTSUPP:
-        return ev + ": AnyThread is not supported" + on +
-               " (only PMU versions 3 and 4 have it, and CPUID may deprecate it)";
-    case ENOENT:
-        return ev + " is not available" + on +
-               " (CPUID marks it unavailable, or its fixed counter is missing; a raw "
-               "encoding such as r<hex> counts it anyway)";
-    case ECHRNG:
-        return ev + ": the requested counter does not exist" + on +
-               " or does not count this event";
-    case EMEDIUMTYPE:
-        return ev + ": fixed counters take no edge, inv, cmask or any";
-    case ENOSPC:
-        return "more events than counters" + on + " (" + ev + " did not fit)";
-    case EBUSY:
-        return "the counters for " + ev + " are in use" + on +
-               ": by another archpmu session, by perf (the NMI watchdog included: sysctl "
-               "kernel.nmi_watchdog=0), or by another tool; dmesg names the holder";
-    case ENXIO:
-        return "CPU " + std::to_string(cpu) + " does not exist";
-    case ENODEV:
-        return "CPU " + std::to_string(cpu) + " is offline or has no architectural PMU";
-    default:
-        return "ARCHPMU_IOC_COUNT_OPEN failed";
+        case EPERM:
+            return "counting needs CAP_PERFMON or CAP_SYS_ADMIN (run as root, or grant "
+                   "cap_perfmon)";
+        case EINVAL:
+            return ev + " has reserved or forbidden bits" + on + ", or a CPU is listed twice";
+        case E2BIG:
+            return "too many events (at most " + std::to_string(ARCHPMU_MAX_EVENTS) + ") or CPUs";
+        case EDOM:
+            return ev + ": inv needs a cmask (INV inverts the CMASK comparison)";
+        case EOPNOTSUPP:
+            return ev + ": AnyThread is not supported" + on +
+                   " (only PMU versions 3 and 4 have it, and CPUID may deprecate it)";
+        case ENOENT:
+            return ev + " is not available" + on +
+                   " (CPUID marks it unavailable, or its fixed counter is missing; a raw "
+                   "encoding such as r<hex> counts it anyway)";
+        case ECHRNG:
+            return ev + ": the requested counter does not exist" + on +
+                   " or does not count this event";
+        case EMEDIUMTYPE:
+            return ev + ": fixed counters take no edge, inv, cmask or any";
+        case ENOSPC:
+            return "more events than counters" + on + " (" + ev + " did not fit)";
+        case EBUSY:
+            return "the counters for " + ev + " are in use" + on +
+                   ": by another archpmu session, by perf (the NMI watchdog included: sysctl "
+                   "kernel.nmi_watchdog=0), or by another tool; dmesg names the holder";
+        case ENXIO:
+            return "CPU " + std::to_string(cpu) + " does not exist";
+        case ENODEV:
+            return "CPU " + std::to_string(cpu) + " is offline or has no architectural PMU";
+        default:
+            return "ARCHPMU_IOC_COUNT_OPEN failed";
     }
 }
 
 std::string open_device_hint(int err)
 {
-    return err == EACCES ? " (root-only by default; see udev/99-archpmu.rules)"
+    return err == EACCES   ? " (root-only by default; see udev/99-archpmu.rules)"
            : err == ENOENT ? " (is the module loaded?)"
                            : "";
 }
@@ -106,11 +105,20 @@ void Session::control(unsigned long request, const char* what)
         throw Error(errno, what);
 }
 
-void Session::start() { control(ARCHPMU_IOC_COUNT_START, "ARCHPMU_IOC_COUNT_START"); }
+void Session::start()
+{
+    control(ARCHPMU_IOC_COUNT_START, "ARCHPMU_IOC_COUNT_START");
+}
 
-void Session::stop() { control(ARCHPMU_IOC_COUNT_STOP, "ARCHPMU_IOC_COUNT_STOP"); }
+void Session::stop()
+{
+    control(ARCHPMU_IOC_COUNT_STOP, "ARCHPMU_IOC_COUNT_STOP");
+}
 
-void Session::reset() { control(ARCHPMU_IOC_COUNT_RESET, "ARCHPMU_IOC_COUNT_RESET"); }
+void Session::reset()
+{
+    control(ARCHPMU_IOC_COUNT_RESET, "ARCHPMU_IOC_COUNT_RESET");
+}
 
 Snapshot Session::read() const
 {

@@ -11,11 +11,23 @@
 namespace archpmu {
 namespace {
 
+// printf-style formatting into a string.
+template <typename... Args>
+std::string format(const char* fmt, Args... args)
+{
+    const int n = std::snprintf(nullptr, 0, fmt, args...);
+    if (n <= 0)
+        return {};
+    std::string out(static_cast<std::size_t>(n) + 1, '\0');
+    if (std::snprintf(out.data(), out.size(), fmt, args...) != n)
+        return {};
+    out.resize(static_cast<std::size_t>(n));
+    return out;
+}
+
 std::string hex(std::uint64_t v)
 {
-    char buf[24];
-    std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
+    return format("0x%llx", static_cast<unsigned long long>(v));
 }
 
 int find_event(const StatTotals& t, std::uint32_t code)
@@ -33,27 +45,24 @@ std::string metric(const StatTotals& t, std::size_t e)
         const int of = find_event(t, code);
         return of < 0 ? 0.0 : static_cast<double>(t.total(static_cast<std::size_t>(of)));
     };
-    const double v = static_cast<double>(t.total(e));
-    char buf[64] = "";
+    const auto v = static_cast<double>(t.total(e));
     switch (t.events[e].config & 0xffff) {
-    case 0x00c0:
-        if (total_of(0x003c) > 0)
-            std::snprintf(buf, sizeof(buf), "#  %5.2f insn per cycle", v / total_of(0x003c));
-        break;
-    case 0x00c5:
-        if (total_of(0x00c4) > 0)
-            std::snprintf(buf, sizeof(buf), "#  %5.2f%% of all branches",
-                          100.0 * v / total_of(0x00c4));
-        break;
-    case 0x412e:
-        if (total_of(0x4f2e) > 0)
-            std::snprintf(buf, sizeof(buf), "#  %5.2f%% of all cache refs",
-                          100.0 * v / total_of(0x4f2e));
-        break;
-    default:
-        break;
+        case 0x00c0:
+            if (total_of(0x003c) > 0)
+                return format("#  %5.2f insn per cycle", v / total_of(0x003c));
+            break;
+        case 0x00c5:
+            if (total_of(0x00c4) > 0)
+                return format("#  %5.2f%% of all branches", 100.0 * v / total_of(0x00c4));
+            break;
+        case 0x412e:
+            if (total_of(0x4f2e) > 0)
+                return format("#  %5.2f%% of all cache refs", 100.0 * v / total_of(0x4f2e));
+            break;
+        default:
+            break;
     }
-    return buf;
+    return {};
 }
 
 std::string cpu_label(std::uint32_t cpu, bool offline)
@@ -65,9 +74,7 @@ std::string interval_prefix(const StatFormat& f)
 {
     if (f.interval_s < 0)
         return {};
-    char buf[32];
-    std::snprintf(buf, sizeof(buf), "%14.9f  ", f.interval_s);
-    return buf;
+    return format("%14.9f  ", f.interval_s);
 }
 
 }  // namespace
@@ -140,9 +147,10 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
         }
     }
     if (f.interval_s < 0) {
-        char buf[64];
-        std::snprintf(buf, sizeof(buf), "%.9f", static_cast<double>(t.elapsed_ns) / 1e9);
-        out << "\n" << std::right << std::setw(20) << buf << " seconds time elapsed\n\n";
+        out << "\n"
+            << std::right << std::setw(20)
+            << format("%.9f", static_cast<double>(t.elapsed_ns) / 1e9)
+            << " seconds time elapsed\n\n";
     }
     return out.str();
 }
@@ -151,17 +159,13 @@ std::string stat_csv(const StatTotals& t, const StatFormat& f)
 {
     std::ostringstream out;
     const std::string& s = f.separator;
-    const std::string prefix = f.interval_s < 0 ? std::string() : [&] {
-        char buf[32];
-        std::snprintf(buf, sizeof(buf), "%.9f", f.interval_s);
-        return std::string(buf) + s;
-    }();
+    const std::string prefix = f.interval_s < 0 ? std::string() : format("%.9f", f.interval_s) + s;
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         const std::string counter = counter_name(t.counters.at(e));
         if (f.per_cpu) {
             for (std::size_t c = 0; c < t.cpus.size(); ++c)
-                out << prefix << "CPU" << t.cpus[c] << s << t.per_cpu[e][c] << s
-                    << t.events[e].name << s << counter << '\n';
+                out << prefix << "CPU" << t.cpus[c] << s << t.per_cpu[e][c] << s << t.events[e].name
+                    << s << counter << '\n';
         } else {
             out << prefix << t.total(e) << s << t.events[e].name << s << counter << '\n';
         }

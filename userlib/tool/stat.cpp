@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "stat.hpp"
 
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,13 +24,17 @@ using Clock = std::chrono::steady_clock;
 
 volatile std::sig_atomic_t g_interrupted = 0;
 
-void on_interrupt(int /*sig*/) { g_interrupted = 1; }
+void on_interrupt(int /*sig*/)
+{
+    g_interrupted = 1;
+}
 
 const char* kDefaultEvents = "cycles,instructions,ref-cycles,branches,branch-misses";
 
 pid_t spawn(const std::vector<std::string>& command)
 {
     std::vector<char*> argv;
+    argv.reserve(command.size() + 1);
     for (const auto& a : command)
         argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -39,7 +42,7 @@ pid_t spawn(const std::vector<std::string>& command)
     if (pid < 0)
         throw Error(errno, "fork");
     if (pid == 0) {
-        ::signal(SIGINT, SIG_DFL);
+        (void)std::signal(SIGINT, SIG_DFL);
         ::execvp(argv[0], argv.data());
         std::cerr << "archpmu stat: cannot run '" << command[0] << "': " << std::strerror(errno)
                   << '\n';
@@ -95,11 +98,10 @@ int run_stat(const StatOptions& opts)
     int status = 0;
     Snapshot last = session.read();
     auto next_interval = start + std::chrono::milliseconds(opts.interval_ms);
-    const auto deadline =
-        opts.duration_s >= 0
-            ? start + std::chrono::duration_cast<Clock::duration>(
-                          std::chrono::duration<double>(opts.duration_s))
-            : Clock::time_point::max();
+    const auto deadline = opts.duration_s >= 0
+                              ? start + std::chrono::duration_cast<Clock::duration>(
+                                            std::chrono::duration<double>(opts.duration_s))
+                              : Clock::time_point::max();
 
     for (;;) {
         if (child > 0) {

@@ -12,9 +12,9 @@ namespace archpmu {
 
 // One event to count: an IA32_PERFEVTSELx image and how to place it.
 struct EventSpec {
-    std::string name;         // as the user wrote it
-    std::uint64_t config = 0; // event | umask << 8 | USR, OS, edge, INV, CMASK, AnyThread
-    std::uint32_t flags = 0;  // ARCHPMU_EVENT_* (GP only, pinned, raw)
+    std::string name;           // as the user wrote it
+    std::uint64_t config = 0;   // event | umask << 8 | USR, OS, edge, INV, CMASK, AnyThread
+    std::uint32_t flags = 0;    // ARCHPMU_EVENT_* (GP only, pinned, raw)
     std::uint32_t counter = 0;  // with ARCHPMU_EVENT_PIN: GP i, or ARCHPMU_COUNTER_FIXED | j
 
     [[nodiscard]] std::uint32_t event_select() const { return config & 0xff; }

@@ -43,10 +43,7 @@ public:
 
     [[nodiscard]] const std::vector<EventSpec>& events() const noexcept { return events_; }
     // The counter each event got on the session's first CPU.
-    [[nodiscard]] const std::vector<std::uint32_t>& counters() const noexcept
-    {
-        return counters_;
-    }
+    [[nodiscard]] const std::vector<std::uint32_t>& counters() const noexcept { return counters_; }
     [[nodiscard]] std::uint32_t cpu_count() const noexcept { return cpu_count_; }
 
 private:

@@ -29,10 +29,10 @@ StatTotals stat_totals(const Session& session, const Snapshot* from, const Snaps
                        std::uint64_t elapsed_ns);
 
 struct StatFormat {
-    bool per_cpu = false;     // -A
-    std::string separator;    // -x: CSV when not empty
-    std::string target;       // the command, for the human header
-    double interval_s = -1;   // -I: the interval's end time, prefixed to each line
+    bool per_cpu = false;    // -A
+    std::string separator;   // -x: CSV when not empty
+    std::string target;      // the command, for the human header
+    double interval_s = -1;  // -I: the interval's end time, prefixed to each line
 };
 
 std::string stat_human(const StatTotals& t, const StatFormat& f);

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+// Event validation and counter allocation (module/alloc.c).
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "portable_core.hpp"
+
+extern "C" {
+#include "../../module/alloc.h"
+}
+
+namespace {
+
+archpmu_pmu_desc layout(uint32_t version, uint32_t gp, uint32_t fixed, uint32_t ecx = 0,
+                        uint32_t ebx = 0, bool anythread_deprecated = false)
+{
+    archpmu_cpuid_set c{};
+    c.leaf0a = {version | gp << 8 | 48u << 16 | 8u << 24, ebx, ecx,
+                fixed | 48u << 5 | (anythread_deprecated ? 1u << 15 : 0)};
+    archpmu_pmu_desc d{};
+    archpmu_decode_cpuid(&c, &d);
+    return d;
+}
+
+archpmu_event ev(uint64_t config, uint32_t flags = 0, uint32_t counter = 0)
+{
+    return archpmu_event{config, flags, counter};
+}
+
+struct Result {
+    int err;
+    unsigned bad;
+    std::vector<uint32_t> counters;
+};
+
+Result allocate(const archpmu_pmu_desc& d, std::vector<archpmu_event> evs, uint64_t busy = 0)
+{
+    std::vector<uint32_t> counters(evs.size());
+    unsigned bad = ~0u;
+    const int err = archpmu_allocate(&d, evs.data(), static_cast<unsigned>(evs.size()), busy,
+                                     counters.data(), &bad);
+    return {err, bad, counters};
+}
+
+constexpr uint32_t F = ARCHPMU_COUNTER_FIXED;
+
+}  // namespace
+
+TEST_CASE("fixed-counter events go to their fixed counter first", "[alloc]")
+{
+    const auto d = layout(4, 4, 4);
+    const auto r = allocate(d, {ev(0x00c4), ev(0x00c0), ev(0x003c), ev(0x0300), ev(0x01a4)});
+    REQUIRE(r.err == 0);
+    CHECK(r.counters == std::vector<uint32_t>{0, F | 0, F | 1, F | 2, F | 3});
+}
+
+TEST_CASE("filters, GP-only and missing fixed counters send events to GP counters", "[alloc]")
+{
+    const auto d = layout(4, 4, 3);
+    const auto r = allocate(
+        d, {ev(0x00c0 | 2ULL << 24), ev(0x003c, ARCHPMU_EVENT_GP_ONLY), ev(0x01a4), ev(0x00c0)});
+    REQUIRE(r.err == 0);
+    CHECK(r.counters == std::vector<uint32_t>{0, 1, 2, F | 0});
+}
+
+TEST_CASE("pinned counters are honoured or refused", "[alloc]")
+{
+    const auto d = layout(4, 4, 3);
+    auto r = allocate(d, {ev(0x00c4), ev(0x00c0, ARCHPMU_EVENT_PIN, 0)});
+    REQUIRE(r.err == 0);
+    CHECK(r.counters == std::vector<uint32_t>{1, 0});  // the pin is placed first
+
+    CHECK(allocate(d, {ev(0x00c0, ARCHPMU_EVENT_PIN, 4)}).err == -ECHRNG);
+    CHECK(allocate(d, {ev(0x003c, ARCHPMU_EVENT_PIN, F | 0)}).err == -ECHRNG);
+    CHECK(allocate(d, {ev(0x00c0, ARCHPMU_EVENT_PIN, F | 3)}).err == -ECHRNG);
+    CHECK(allocate(d, {ev(0x0300, ARCHPMU_EVENT_PIN, 1)}).err == -ECHRNG);
+    CHECK(allocate(d, {ev(0x00c0 | 1ULL << 18, ARCHPMU_EVENT_PIN, F | 0)}).err == -EMEDIUMTYPE);
+    r = allocate(d,
+                 {ev(0x00c4), ev(0x00c5, ARCHPMU_EVENT_PIN, 2), ev(0x00c0, ARCHPMU_EVENT_PIN, 2)});
+    CHECK(r.err == -EBUSY);
+    CHECK(r.bad == 2);
+}
+
+TEST_CASE("too many events: ENOSPC, or EBUSY when others hold counters", "[alloc]")
+{
+    const auto d = layout(4, 2, 3);
+    auto r = allocate(d, {ev(0x00c4), ev(0x00c5), ev(0x412e)});
+    CHECK(r.err == -ENOSPC);
+    CHECK(r.bad == 2);
+    r = allocate(d, {ev(0x00c4), ev(0x00c5)}, 0x1);
+    CHECK(r.err == -EBUSY);
+    r = allocate(d, {ev(0x00c4)}, 0x1);
+    REQUIRE(r.err == 0);
+    CHECK(r.counters[0] == 1);
+    // A busy fixed counter pushes its event to a GP counter...
+    r = allocate(d, {ev(0x00c0)}, 1ULL << 32);
+    REQUIRE(r.err == 0);
+    CHECK(r.counters[0] == 0);
+    // ...but a fixed-only event has nowhere else to go.
+    CHECK(allocate(d, {ev(0x0300)}, 1ULL << 34).err == -EBUSY);
+}
+
+TEST_CASE("a non-contiguous v5 fixed bitmap is respected", "[alloc]")
+{
+    const auto d = layout(5, 4, 0, 0x5);  // fixed counters 0 and 2
+    const auto r = allocate(d, {ev(0x00c0), ev(0x003c), ev(0x0300)});
+    REQUIRE(r.err == 0);
+    CHECK(r.counters == std::vector<uint32_t>{F | 0, 0, F | 2});
+    CHECK(allocate(d, {ev(0x0200)}).err == -ENOENT);  // fixed counter 1's own event
+}
+
+TEST_CASE("v1 has no fixed counters", "[alloc]")
+{
+    const auto d = layout(1, 2, 3);
+    const auto r = allocate(d, {ev(0x00c0), ev(0x003c)});
+    REQUIRE(r.err == 0);
+    CHECK(r.counters == std::vector<uint32_t>{0, 1});
+    CHECK(allocate(d, {ev(0x0300)}).err == -ENOENT);
+}
+
+TEST_CASE("event checks: reserved bits, INV, AnyThread, availability", "[alloc]")
+{
+    const auto v3 = layout(3, 4, 3, 0, 0x10);  // LLC misses (bit 4) unavailable
+    const auto check = [](const archpmu_pmu_desc& d, archpmu_event e) {
+        return archpmu_check_event(&d, &e);
+    };
+    CHECK(check(v3, ev(0x00c0 | 3ULL << 16)) == 0);
+    CHECK(check(v3, ev(0x00c0 | ARCHPMU_EVTSEL_EN)) == -EINVAL);
+    CHECK(check(v3, ev(0x00c0 | ARCHPMU_EVTSEL_INT)) == -EINVAL);
+    CHECK(check(v3, ev(0x00c0 | ARCHPMU_EVTSEL_PC)) == -EINVAL);
+    CHECK(check(v3, ev(0x00c0 | 1ULL << 32)) == -EINVAL);
+    CHECK(check(v3, ev(0x00c0, 0x80)) == -EINVAL);
+    CHECK(check(v3, ev(0x00c0 | ARCHPMU_EVTSEL_INV)) == -EDOM);
+    CHECK(check(v3, ev(0x00c0 | ARCHPMU_EVTSEL_INV | 1ULL << 24)) == 0);
+    CHECK(check(v3, ev(0x00c0 | ARCHPMU_EVTSEL_ANY)) == 0);
+    CHECK(check(layout(2, 2, 3), ev(0x00c0 | ARCHPMU_EVTSEL_ANY)) == -EOPNOTSUPP);
+    CHECK(check(layout(5, 4, 3, 0, 0, true), ev(0x00c0 | ARCHPMU_EVTSEL_ANY)) == -EOPNOTSUPP);
+    CHECK(check(v3, ev(0x412e)) == -ENOENT);
+    CHECK(check(v3, ev(0x412e, ARCHPMU_EVENT_RAW)) == 0);
+    CHECK(check(v3, ev(0x00d1)) == 0);  // not architectural: accepted as is
+    CHECK(check(layout(0, 0, 0), ev(0x00c0)) == -ENODEV);
+}

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+// The model's counting: enables, filters, wraps and overflow status.
+#include <catch2/catch.hpp>
+
+#include "portable_core.hpp"
+
+namespace {
+
+struct Model {
+    Model(uint32_t version, uint32_t width)
+    {
+        archpmu_cpuid_set c{};
+        c.leaf0a = {version | 4u << 8 | width << 16 | 7u << 24, 0, 0, 3u | width << 5};
+        archpmu_decode_cpuid(&c, &desc);
+        archpmu_model_regs_reset(&regs, &desc);
+    }
+    u64 rd(uint32_t msr)
+    {
+        u64 v = 0;
+        REQUIRE(archpmu_model_rdmsr(&regs, msr, &v) == 0);
+        return v;
+    }
+    void wr(uint32_t msr, u64 v) { REQUIRE(archpmu_model_wrmsr(&regs, msr, v) == 0); }
+    archpmu_pmu_desc desc{};
+    archpmu_model_regs regs{};
+};
+
+constexpr u64 kUsr = 1ULL << 16, kOs = 1ULL << 17, kEn = 1ULL << 22;
+
+}  // namespace
+
+TEST_CASE("model: an enabled counter counts its event in its rings", "[model][count]")
+{
+    Model m(4, 48);
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0, 0x00c0 | kUsr | kEn);
+    archpmu_model_inject(&m.regs, 0x00c0, 10, true);
+    archpmu_model_inject(&m.regs, 0x00c0, 5, false);  // OS: filtered out
+    archpmu_model_inject(&m.regs, 0x00c4, 7, true);   // another event
+    CHECK(m.rd(ARCHPMU_MSR_PMC0) == 10);
+
+    m.wr(ARCHPMU_MSR_GLOBAL_CTRL, 0);  // v2+: GLOBAL_CTRL gates it
+    archpmu_model_inject(&m.regs, 0x00c0, 10, true);
+    CHECK(m.rd(ARCHPMU_MSR_PMC0) == 10);
+}
+
+TEST_CASE("model: fixed counters follow their ring bits and GLOBAL_CTRL", "[model][count]")
+{
+    Model m(4, 48);
+    archpmu_model_inject(&m.regs, 0x00c0, 3, false);
+    CHECK(m.rd(ARCHPMU_MSR_FIXED_CTR0) == 0);  // FIXED_CTR_CTRL 0
+    m.wr(ARCHPMU_MSR_FIXED_CTR_CTRL, ARCHPMU_FIXED_OS);
+    archpmu_model_inject(&m.regs, 0x00c0, 3, false);
+    CHECK(m.rd(ARCHPMU_MSR_FIXED_CTR0) == 0);  // not in GLOBAL_CTRL yet
+    m.wr(ARCHPMU_MSR_GLOBAL_CTRL, 0xf | 1ULL << 32);
+    archpmu_model_inject(&m.regs, 0x00c0, 3, false);
+    archpmu_model_inject(&m.regs, 0x00c0, 4, true);   // USR: not enabled
+    archpmu_model_inject(&m.regs, 0x0100, 2, false);  // fixed 0's own encoding
+    CHECK(m.rd(ARCHPMU_MSR_FIXED_CTR0) == 5);
+}
+
+TEST_CASE("model: a wrap at the width sets the overflow bit", "[model][count]")
+{
+    Model m(4, 16);
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0 + 1, 0x00c0 | kUsr | kEn);
+    m.wr(ARCHPMU_MSR_PMC0 + 1, 0xfff0);
+    archpmu_model_inject(&m.regs, 0x00c0, 0x20, true);
+    CHECK(m.rd(ARCHPMU_MSR_PMC0 + 1) == 0x10);
+    CHECK(m.rd(ARCHPMU_MSR_GLOBAL_STATUS) == 0x2);
+
+    Model v1(1, 16);  // v1 has no status: the counter just wraps
+    v1.wr(ARCHPMU_MSR_PERFEVTSEL0, 0x00c0 | kUsr | kEn);
+    archpmu_model_inject(&v1.regs, 0x00c0, 0x10005, true);
+    CHECK(v1.rd(ARCHPMU_MSR_PMC0) == 5);
+}
+
+TEST_CASE("model: CTR_FRZ freezes counting on v4", "[model][count]")
+{
+    Model m(4, 48);
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0, 0x00c0 | kUsr | kEn);
+    m.wr(ARCHPMU_MSR_GLOBAL_STATUS_SET, ARCHPMU_STATUS_CTR_FRZ);
+    archpmu_model_inject(&m.regs, 0x00c0, 10, true);
+    CHECK(m.rd(ARCHPMU_MSR_PMC0) == 0);
+    m.wr(ARCHPMU_MSR_GLOBAL_OVF_CTRL, ARCHPMU_STATUS_CTR_FRZ);
+    archpmu_model_inject(&m.regs, 0x00c0, 10, true);
+    CHECK(m.rd(ARCHPMU_MSR_PMC0) == 10);
+}
+
+TEST_CASE("model: CMASK, INV and edge apply per injected cycle", "[model][count]")
+{
+    Model m(4, 48);
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0, 0x00c0 | kUsr | kEn | 2ULL << 24);
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0 + 1, 0x00c0 | kUsr | kEn | 2ULL << 24 | ARCHPMU_EVTSEL_INV);
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0 + 2, 0x00c0 | kUsr | kEn | ARCHPMU_EVTSEL_EDGE);
+    for (u64 x : {1, 2, 5, 0})
+        archpmu_model_inject(&m.regs, 0x00c0, x, true);
+    CHECK(m.rd(ARCHPMU_MSR_PMC0) == 2);      // 2 and 5 reach CMASK
+    CHECK(m.rd(ARCHPMU_MSR_PMC0 + 1) == 2);  // 1 and 0 stay below it
+    CHECK(m.rd(ARCHPMU_MSR_PMC0 + 2) == 3);  // three asserted cycles
+}
+
+TEST_CASE("model: time advances counters at the documented rates", "[model][count]")
+{
+    Model m(4, 48);
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0, 0x003c | kUsr | kOs | kEn);
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0 + 1, 0x00c4 | kOs | kEn);
+    // Cycles with fewer than one instruction: all of them in the model.
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0 + 2, 0x00c0 | kOs | kEn | 1ULL << 24 | ARCHPMU_EVTSEL_INV);
+    m.wr(ARCHPMU_MSR_FIXED_CTR_CTRL, 0x333);
+    m.wr(ARCHPMU_MSR_GLOBAL_CTRL, 0xf | 0x7ULL << 32);
+    archpmu_model_advance(&m.regs, 1000000, true, 100);  // 1 ms in user mode
+    archpmu_model_advance(&m.regs, 1000000, false, 50);  // 1 ms in the kernel, half speed
+    CHECK(m.rd(ARCHPMU_MSR_PMC0) == 3000000 + 1500000);
+    CHECK(m.rd(ARCHPMU_MSR_PMC0 + 1) == 200000);   // branches, OS only
+    CHECK(m.rd(ARCHPMU_MSR_PMC0 + 2) == 3000000);  // the kernel millisecond's cycles
+    CHECK(m.rd(ARCHPMU_MSR_FIXED_CTR0) == 2000000 + 1000000);
+    CHECK(m.rd(ARCHPMU_MSR_FIXED_CTR0 + 1) == 3000000 + 1500000);
+    CHECK(m.rd(ARCHPMU_MSR_FIXED_CTR0 + 2) == 1000000 + 500000);
+    CHECK(archpmu_model_rate(0x00d1) == 0);
+}
