@@ -6,6 +6,7 @@
 #   make check      everything, then all tests (unit, lint, VM integration)
 #   make run        the main job: load the module and print `archpmu info`
 #                   (on the real PMU of an Intel host, else in the VM on the model)
+#   make bench      bench/archpmu_bench (real PMU on an Intel host, else the VM)
 #   make lint       checkpatch --strict, clang-format, clang-tidy
 #   make install    library, headers, tool, pkg-config and CMake files
 #
@@ -25,7 +26,7 @@ BUILD ?= build/user
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all module user check unit run lint install clean
+.PHONY: all module user check unit run bench lint install clean
 
 all: module user
 
@@ -48,6 +49,9 @@ unit: user
 
 run: all
 	scripts/run-info
+
+bench: all
+	scripts/bench
 
 lint: user
 	scripts/lint

@@ -5,6 +5,7 @@
  * so an operation costs one IPI per CPU, never one per register. Writes
  * outside the architectural PMU MSRs are refused here, whatever the backend.
  */
+#include <linux/atomic.h>
 #include <linux/bug.h>
 #include <linux/smp.h>
 
@@ -55,9 +56,36 @@ static void archpmu_batch_exec(void *info)
 	}
 }
 
+/* Cross-calls made so far, and the benchmark's naive mode (debugfs.c). */
+atomic64_t archpmu_cross_calls = ATOMIC64_INIT(0);
+bool archpmu_naive_cross_calls;
+
+/* The naive way, for the benchmark only: one cross-call per MSR access. */
+static int archpmu_batch_run_naive(unsigned int cpu, struct archpmu_batch *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->nr; i++) {
+		struct archpmu_batch one = { .ops = &b->ops[i], .nr = 1 };
+
+		atomic64_inc(&archpmu_cross_calls);
+		if (smp_call_function_single(cpu, archpmu_batch_exec, &one, 1))
+			return -ENODEV;
+		b->done = i;
+		b->err = one.err;
+		if (one.err)
+			return one.err;
+	}
+	b->done = b->nr;
+	return 0;
+}
+
 /* Run @b on @cpu; stops at the first failing op (b->done says which). */
 int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b)
 {
+	if (READ_ONCE(archpmu_naive_cross_calls))
+		return archpmu_batch_run_naive(cpu, b);
+	atomic64_inc(&archpmu_cross_calls);
 	if (smp_call_function_single(cpu, archpmu_batch_exec, b, 1))
 		return -ENODEV;
 	return b->err;

@@ -3,6 +3,7 @@
 #ifndef ARCHPMU_H
 #define ARCHPMU_H
 
+#include <linux/atomic.h>
 #include <linux/types.h>
 #include "arch_pmu.h"
 
@@ -68,6 +69,8 @@ struct archpmu_batch {
 };
 
 int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b);
+extern atomic64_t archpmu_cross_calls;
+extern bool archpmu_naive_cross_calls;
 void archpmu_read_cpuid_set(struct archpmu_cpuid_set *c);
 
 /* enum.c */
@@ -89,6 +92,10 @@ long archpmu_count_ioctl(struct archpmu_file *f, unsigned int cmd, void *cmd_buf
 			 void __user *ubuf, u32 user_size);
 void archpmu_count_cpu_online(unsigned int cpu);
 void archpmu_count_cpu_offline(unsigned int cpu);
+
+/* debugfs.c */
+void archpmu_debugfs_init(void);
+void archpmu_debugfs_exit(void);
 
 /* sysfs.c */
 int archpmu_sysfs_cpu_add(unsigned int cpu);

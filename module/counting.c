@@ -75,6 +75,10 @@ struct archpmu_session {
 	bool running;
 	unsigned long fold_period;
 	struct delayed_work fold_work;
+	/* Preallocated so that reads allocate nothing; under count_lock. */
+	struct archpmu_batch_buf *buf;
+	/* The snapshot COUNT_READ copies out; under archpmu_file.lock. */
+	struct archpmu_count_value *vals;
 };
 
 struct archpmu_file {
@@ -183,17 +187,15 @@ static bool fixed_in_use(const struct count_cpu *cc, u64 fixed_ctrl)
 /* --- per-CPU operations, each one batch in one cross-call ---------------- */
 
 /* Read what the PMU holds in our counters; refuse counters in use. */
-static int cpu_save(struct count_cpu *cc)
+static int cpu_save(struct archpmu_session *s, struct count_cpu *cc)
 {
-	struct archpmu_batch_buf *b;
+	struct archpmu_batch_buf *b = s->buf;
 	unsigned int n = 0;
 	u64 fixed_ctrl = 0, inuse = 0;
 	int ret;
 	u32 i;
 
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
-	if (!b)
-		return -ENOMEM;
+	b->nr = 0;
 	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
 		if (!(used_gp(cc) & BIT_ULL(i)))
 			continue;
@@ -212,7 +214,7 @@ static int cpu_save(struct count_cpu *cc)
 	ret = archpmu_batch_buf_run(cc->cpu, b);
 	if (ret) {
 		pr_err("CPU %u: reading the PMU failed (%d)\n", cc->cpu, ret);
-		goto out;
+		return ret;
 	}
 
 	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
@@ -247,22 +249,17 @@ static int cpu_save(struct count_cpu *cc)
 			ret = -EBUSY;
 		}
 	}
-out:
-	kfree(b);
 	return ret;
 }
 
 /* Program our counters from zero; counting if @start. */
-static int cpu_program(const struct archpmu_session *s, struct count_cpu *cc,
-		       bool start)
+static int cpu_program(struct archpmu_session *s, struct count_cpu *cc, bool start)
 {
-	struct archpmu_batch_buf *b;
+	struct archpmu_batch_buf *b = s->buf;
 	unsigned int i;
 	int ret;
 
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
-	if (!b)
-		return -ENOMEM;
+	b->nr = 0;
 	if (has_global(cc))
 		archpmu_batch_add(b, ARCHPMU_MSR_MODIFY, ARCHPMU_MSR_GLOBAL_CTRL, 0, cc->used);
 	for (i = 0; i < s->nr_events; i++) {
@@ -285,7 +282,6 @@ static int cpu_program(const struct archpmu_session *s, struct count_cpu *cc,
 					  cc->used, cc->used);
 	}
 	ret = archpmu_batch_buf_run(cc->cpu, b);
-	kfree(b);
 	if (ret)
 		pr_err("CPU %u: programming the counters failed (%d)\n", cc->cpu, ret);
 	else
@@ -294,7 +290,7 @@ static int cpu_program(const struct archpmu_session *s, struct count_cpu *cc,
 }
 
 /* Start or stop our counters: GLOBAL_CTRL on v2+, the EN bits on v1. */
-static void add_enable(const struct archpmu_session *s, struct count_cpu *cc,
+static void add_enable(const struct archpmu_session *s, const struct count_cpu *cc,
 		       struct archpmu_batch_buf *b, bool enable)
 {
 	unsigned int i;
@@ -321,18 +317,16 @@ static void fold(struct count_slot *slot, u64 raw, u64 width_mask)
  * @change (to enabled if @enable). Counter reads follow the state change in
  * the same cross-call.
  */
-static int cpu_read(const struct archpmu_session *s, struct count_cpu *cc,
-		    bool change, bool enable)
+static int cpu_read(struct archpmu_session *s, struct count_cpu *cc, bool change,
+		    bool enable)
 {
-	struct archpmu_batch_buf *b;
+	struct archpmu_batch_buf *b = s->buf;
 	unsigned int i, first;
 	int ret;
 
 	if (!cc->programmed)
 		return 0;
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
-	if (!b)
-		return -ENOMEM;
+	b->nr = 0;
 	if (change)
 		add_enable(s, cc, b, enable);
 	first = b->nr;
@@ -346,25 +340,21 @@ static int cpu_read(const struct archpmu_session *s, struct count_cpu *cc,
 		for (i = 0; i < s->nr_events; i++)
 			fold(&cc->slot[i], b->ops[first + i].val,
 			     counter_width_mask(cc, cc->slot[i].counter));
-	kfree(b);
 	return ret;
 }
 
-static int cpu_zero(const struct archpmu_session *s, struct count_cpu *cc)
+static int cpu_zero(struct archpmu_session *s, struct count_cpu *cc)
 {
-	struct archpmu_batch_buf *b;
+	struct archpmu_batch_buf *b = s->buf;
 	unsigned int i;
 	int ret = 0;
 
 	if (cc->programmed) {
-		b = kzalloc(sizeof(*b), GFP_KERNEL);
-		if (!b)
-			return -ENOMEM;
+		b->nr = 0;
 		for (i = 0; i < s->nr_events; i++)
 			archpmu_batch_add(b, ARCHPMU_MSR_WRITE,
 					  counter_msr(cc, cc->slot[i].counter, true), 0, 0);
 		ret = archpmu_batch_buf_run(cc->cpu, b);
-		kfree(b);
 	}
 	for (i = 0; i < s->nr_events; i++) {
 		cc->slot[i].prev = 0;
@@ -374,17 +364,15 @@ static int cpu_zero(const struct archpmu_session *s, struct count_cpu *cc)
 }
 
 /* Put back what the PMU held before the session. */
-static int cpu_restore(struct count_cpu *cc)
+static int cpu_restore(struct archpmu_session *s, struct count_cpu *cc)
 {
-	struct archpmu_batch_buf *b;
+	struct archpmu_batch_buf *b = s->buf;
 	int ret;
 	u32 i;
 
 	if (!cc->programmed)
 		return 0;
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
-	if (!b)
-		return -ENOMEM;
+	b->nr = 0;
 	if (has_global(cc))
 		archpmu_batch_add(b, ARCHPMU_MSR_MODIFY, ARCHPMU_MSR_GLOBAL_CTRL, 0, cc->used);
 	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
@@ -408,7 +396,6 @@ static int cpu_restore(struct count_cpu *cc)
 				  cc->saved_global_ctrl, cc->used);
 	}
 	ret = archpmu_batch_buf_run(cc->cpu, b);
-	kfree(b);
 	if (ret)
 		pr_err("CPU %u: restoring the PMU failed (%d)\n", cc->cpu, ret);
 	cc->programmed = false;
@@ -521,7 +508,7 @@ static void session_teardown(struct archpmu_session *s)
 	for (i = 0; i < s->nr_cpus; i++) {
 		struct count_cpu *cc = &s->cpus[i];
 
-		cpu_restore(cc);
+		cpu_restore(s, cc);
 		cpu_taken[cc->cpu] &= ~cc->used;
 		gp |= used_gp(cc);
 	}
@@ -533,6 +520,8 @@ static void session_free(struct archpmu_session *s)
 {
 	if (!s)
 		return;
+	kvfree(s->vals);
+	kfree(s->buf);
 	kfree(s->cpus);
 	kfree(s);
 }
@@ -656,6 +645,11 @@ static int session_open(struct archpmu_file *f, struct archpmu_count_open *cmd)
 	get_task_comm(s->comm, current);
 	s->nr_events = cmd->nr_events;
 	INIT_DELAYED_WORK(&s->fold_work, fold_work_fn);
+	s->buf = kzalloc(sizeof(*s->buf), GFP_KERNEL);
+	if (!s->buf) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
 	if (copy_from_user(s->ev, uev, s->nr_events * sizeof(*s->ev))) {
 		ret = -EFAULT;
 		goto err_free;
@@ -669,6 +663,11 @@ static int session_open(struct archpmu_file *f, struct archpmu_count_open *cmd)
 	ret = session_plan(s, cmd);
 	if (ret)
 		goto err_unlock;
+	s->vals = kvcalloc(s->nr_cpus * s->nr_events, sizeof(*s->vals), GFP_KERNEL);
+	if (!s->vals) {
+		ret = -ENOMEM;
+		goto err_unlock;
+	}
 	for (c = 0; c < s->nr_cpus; c++)
 		gp |= used_gp(&s->cpus[c]);
 	ret = reserve_gp(gp);
@@ -677,7 +676,7 @@ static int session_open(struct archpmu_file *f, struct archpmu_count_open *cmd)
 	s->gp_reserved = gp;
 	for (c = 0; c < s->nr_cpus; c++) {
 		cmd->bad_cpu = s->cpus[c].cpu;
-		ret = cpu_save(&s->cpus[c]);
+		ret = cpu_save(s, &s->cpus[c]);
 		if (ret)
 			goto err_release;
 	}
@@ -763,7 +762,7 @@ static int session_read(struct archpmu_session *s, struct archpmu_count_read *cm
 {
 	struct archpmu_count_value __user *uval = u64_to_user_ptr(cmd->values);
 	u32 needed = s->nr_events * s->nr_cpus;
-	struct archpmu_count_value *vals;
+	struct archpmu_count_value *vals = s->vals;
 	unsigned int c, e, n = 0;
 	u64 now;
 	int ret = 0;
@@ -772,9 +771,6 @@ static int session_read(struct archpmu_session *s, struct archpmu_count_read *cm
 		cmd->nr_values = needed;
 		return -ENOSPC;
 	}
-	vals = kvcalloc(needed, sizeof(*vals), GFP_KERNEL);
-	if (!vals)
-		return -ENOMEM;
 
 	cpus_read_lock();
 	mutex_lock(&count_lock);
@@ -808,7 +804,6 @@ static int session_read(struct archpmu_session *s, struct archpmu_count_read *cm
 	cmd->timestamp_ns = now;
 	if (!ret && copy_to_user(uval, vals, needed * sizeof(*vals)))
 		ret = -EFAULT;
-	kvfree(vals);
 	return ret;
 }
 
@@ -899,7 +894,7 @@ void archpmu_count_cpu_offline(unsigned int cpu)
 		cpu_read(s, cc, true, false);
 		if (s->running)
 			times_stop(cc, now);
-		cpu_restore(cc);
+		cpu_restore(s, cc);
 	}
 	mutex_unlock(&count_lock);
 }
@@ -916,7 +911,7 @@ void archpmu_count_cpu_online(unsigned int cpu)
 
 		if (!cc || cc->programmed)
 			continue;
-		if (cpu_save(cc) || cpu_program(s, cc, s->running)) {
+		if (cpu_save(s, cc) || cpu_program(s, cc, s->running)) {
 			pr_warn("CPU %u: session of pid %d (%s) could not be resumed here; its counts stay as they were\n",
 				cpu, s->pid, s->comm);
 			continue;

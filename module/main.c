@@ -67,6 +67,7 @@ static int __init archpmu_init(void)
 	ret = archpmu_chardev_init();
 	if (ret)
 		goto err_enum_exit;
+	archpmu_debugfs_init();
 	archpmu_enum_print_summary();
 	pr_info("loaded: backend %s, ABI %u, %u CPUs enumerated\n",
 		archpmu_backend->name, ARCHPMU_ABI_VERSION, archpmu_enum_count());
@@ -81,6 +82,7 @@ err_count_exit:
 
 static void __exit archpmu_exit(void)
 {
+	archpmu_debugfs_exit();
 	archpmu_chardev_exit();
 	archpmu_enum_exit();
 	archpmu_count_exit();
