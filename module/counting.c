@@ -577,6 +577,20 @@ out:
 	return ret;
 }
 
+/* The session that holds any of @bits on @cpu, for the refusal's dmesg line. */
+static struct archpmu_session *holder_of(unsigned int cpu, u64 bits)
+{
+	struct archpmu_session *s;
+	struct count_cpu *cc;
+
+	list_for_each_entry(s, &count_sessions, node) {
+		cc = session_cpu(s, cpu);
+		if (cc && (cc->used & bits))
+			return s;
+	}
+	return NULL;
+}
+
 /* Validate and allocate on every CPU; nothing is touched yet. */
 static int session_plan(struct archpmu_session *s, struct archpmu_count_open *out)
 {
@@ -602,10 +616,12 @@ static int session_plan(struct archpmu_session *s, struct archpmu_count_open *ou
 		ret = archpmu_allocate(&cc->desc, s->ev, s->nr_events,
 				       cpu_taken[cc->cpu], counters, &bad);
 		if (ret) {
+			struct archpmu_session *holder = holder_of(cc->cpu, cpu_taken[cc->cpu]);
+
 			out->bad_event = bad;
-			if (ret == -EBUSY)
-				pr_warn("CPU %u: event %u does not fit: the counters it could use are held by other archpmu sessions\n",
-					cc->cpu, bad);
+			if (ret == -EBUSY && holder)
+				pr_warn("CPU %u: event %u does not fit: the counters it could use are held by the archpmu session of pid %d (%s)\n",
+					cc->cpu, bad, holder->pid, holder->comm);
 			return ret;
 		}
 		cc->used = 0;

@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/ioctl.h>
+
 #include <array>
 #include <catch2/catch.hpp>
 #include <cerrno>
@@ -14,6 +16,9 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+
+#include "archpmu.h"
 
 namespace archpmu::itest {
 namespace {
@@ -160,6 +165,20 @@ CommandResult run_tool(const std::string& args)
     const int status = ::pclose(pipe);
     r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return r;
+}
+
+void inject_events(unsigned cpu, uint32_t code, uint64_t count, bool user)
+{
+    // Also used outside a test case (archpmu_itest --inject): no Catch macros.
+    const UniqueFd fd(::open("/dev/archpmu", O_RDWR | O_CLOEXEC));
+    archpmu_model_inject cmd{};
+    cmd.size = sizeof(cmd);
+    cmd.flags = user ? ARCHPMU_INJECT_USR : ARCHPMU_INJECT_OS;
+    cmd.cpu = cpu;
+    cmd.event = code;
+    cmd.count = count;
+    if (!fd.valid() || ::ioctl(fd.get(), ARCHPMU_IOC_MODEL_INJECT, &cmd) != 0)
+        throw std::runtime_error(std::string("ARCHPMU_IOC_MODEL_INJECT: ") + std::strerror(errno));
 }
 
 std::vector<unsigned> online_cpus()

@@ -53,6 +53,9 @@ struct CommandResult {
 };
 CommandResult run_tool(const std::string& args);
 
+// ARCHPMU_IOC_MODEL_INJECT: `count` occurrences of `code` at CPL 3 (or 0) on `cpu`.
+void inject_events(unsigned cpu, uint32_t code, uint64_t count, bool user = true);
+
 std::vector<unsigned> online_cpus();
 // The odd-numbered online CPUs, as a CPU list: the "second core type" in hybrid tests.
 std::string odd_cpu_list();

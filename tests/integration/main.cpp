@@ -7,9 +7,19 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+
+#include "harness.hpp"
 
 int main(int argc, char** argv)
 {
+    // archpmu_itest --inject CPU CODE COUNT: inject events, as a command for `archpmu stat`.
+    if (argc == 5 && std::string(argv[1]) == "--inject") {
+        archpmu::itest::inject_events(static_cast<unsigned>(std::stoul(argv[2])),
+                                      static_cast<uint32_t>(std::stoul(argv[3], nullptr, 0)),
+                                      std::stoull(argv[4]));
+        return 0;
+    }
     if (!std::getenv("ARCHPMU_IN_VM") && !std::getenv("ARCHPMU_ITEST_ON_HOST")) {
         std::fprintf(stderr,
                      "archpmu_itest loads kernel modules: run it in the test VM "

@@ -48,8 +48,10 @@ int run(int argc, char** argv)
     stat->add_option("-e,--event", st.events,
                      "events, comma-separated (default: cycles, instructions, ref-cycles, "
                      "branches, branch-misses); repeatable");
-    stat->add_flag("-a,--all-cpus", st.all_cpus, "count on every online CPU (the default)");
-    stat->add_option("-C,--cpu", st.cpu_list, "count on these CPUs only (e.g. 0-3,6)");
+    auto* all_cpus =
+        stat->add_flag("-a,--all-cpus", st.all_cpus, "count on every online CPU (the default)");
+    stat->add_option("-C,--cpu", st.cpu_list, "count on these CPUs only (e.g. 0-3,6)")
+        ->excludes(all_cpus);
     stat->add_flag("-A,--per-cpu", st.per_cpu, "a count per CPU instead of the sum");
     stat->add_option("-I,--interval-print", st.interval_ms, "print every MS milliseconds")
         ->check(CLI::Range(10U, 3600000U));
@@ -57,7 +59,6 @@ int run(int argc, char** argv)
     stat->add_flag("-j,--json", st.json, "JSON output");
     stat->add_option("--duration", st.duration_s, "count for SECONDS (without a COMMAND)")
         ->check(CLI::PositiveNumber);
-    stat->excludes(stat->get_option("--cpu"))->excludes(stat->get_option("--all-cpus"));
 
     try {
         app.parse(own_args, argv);

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+// The archpmu tool's stat command, end to end on the model with exact counts:
+// the command it runs injects events (archpmu_itest --inject).
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+
+namespace {
+
+std::string injector(unsigned cpu, const char* code, unsigned long count)
+{
+    return std::string(ARCHPMU_ITEST) + " --inject " + std::to_string(cpu) + " " + code + " " +
+           std::to_string(count);
+}
+
+}  // namespace
+
+TEST_CASE("stat --json counts what the command did, exactly", "[stat-tool]")
+{
+    LoadedModule module("backend=model model_rate_percent=0");
+    const auto r =
+        run_tool("stat --json -e instructions,branches@gp -C 0,1 -- " + injector(1, "0xc0", 4321));
+    REQUIRE(r.status == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    CHECK(doc["cpus"] == nlohmann::json({0, 1}));
+    CHECK(doc["elapsed_ns"].get<uint64_t>() > 0);
+    REQUIRE(doc["events"].size() == 2);
+    const auto& ins = doc["events"][0];
+    CHECK(ins["name"] == "instructions");
+    CHECK(ins["config"] == "0xc0");
+    CHECK(ins["counter"] == "fixed0");
+    CHECK(ins["value"] == 4321);
+    CHECK(ins["per_cpu"] == nlohmann::json({{"0", 0}, {"1", 4321}}));
+    CHECK(doc["events"][1]["counter"] == "gp0");
+    CHECK(doc["events"][1]["value"] == 0);
+}
+
+TEST_CASE("stat passes the command's exit status through", "[stat-tool]")
+{
+    LoadedModule module("backend=model model_rate_percent=0");
+    CHECK(run_tool("stat -e instructions -- sh -c 'exit 3'").status == 3);
+    CHECK(run_tool("stat -e instructions -- /nonexistent/command").status == 127);
+}
+
+TEST_CASE("stat -x and -A print CSV per CPU", "[stat-tool]")
+{
+    LoadedModule module("backend=model model_rate_percent=0");
+    const auto r =
+        run_tool("stat -x, -A -e cpu/event=0xc4,umask=0/ -C 0 -- " + injector(0, "0xc4", 77));
+    REQUIRE(r.status == 0);
+    CHECK(r.out == "CPU0,77,cpu/event=0xc4,umask=0/,gp0\n");
+}
+
+TEST_CASE("stat's human output shows counts, counters and IPC", "[stat-tool]")
+{
+    LoadedModule module("backend=model model_rate_percent=0");
+    const auto r = run_tool("stat -e cycles,instructions -C 0 -- " + injector(0, "0x3c", 2000000));
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("2,000,000      cycles                  fixed1"));
+    CHECK_THAT(r.out, Catch::Contains("0      instructions            fixed0"));
+    CHECK_THAT(r.out, Catch::Contains("seconds time elapsed"));
+}
+
+TEST_CASE("stat refuses bad input with a message and exit status 1", "[stat-tool]")
+{
+    LoadedModule module("backend=model model_version=4 model_gp=4");
+    auto r = run_tool("stat -e bogus --duration 0.1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("unknown event 'bogus'"));
+    r = run_tool("stat -e instructions@gp9 --duration 0.1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("event 'instructions@gp9': the requested counter does not "
+                                      "exist on CPU 0"));
+    r = run_tool("stat -e instructions -C 0-99999 --duration 0.1");
+    CHECK(r.status == 1);
+    r = run_tool("stat -a -C 0 -e instructions --duration 0.1");
+    CHECK(r.status != 0);
+    CHECK_THAT(r.out, Catch::Contains("excludes"));
+    r = run_tool("stat -e instructions");
+    CHECK(r.status == 2);
+    CHECK_THAT(r.out, Catch::Contains("give a COMMAND"));
+}
+
+TEST_CASE("stat -I prints one line per interval", "[stat-tool]")
+{
+    LoadedModule module("backend=model");
+    const auto r = run_tool("stat -x, -I 100 --duration 0.45 -e instructions -C 0");
+    REQUIRE(r.status == 0);
+    const auto lines = std::count(r.out.begin(), r.out.end(), '\n');
+    CHECK(lines >= 3);
+    CHECK(lines <= 5);
+    CHECK_THAT(r.out, Catch::Contains(",instructions,fixed0\n"));
+}
