@@ -522,7 +522,7 @@ static void session_free(struct archpmu_session *s)
 		return;
 	kvfree(s->vals);
 	kfree(s->buf);
-	kfree(s->cpus);
+	kvfree(s->cpus);
 	kfree(s);
 }
 
@@ -564,7 +564,7 @@ static int session_cpus(struct archpmu_session *s, const struct archpmu_count_op
 		}
 		out->bad_cpu = ~0U;
 	}
-	s->cpus = kcalloc(cpumask_weight(mask), sizeof(*s->cpus), GFP_KERNEL);
+	s->cpus = kvcalloc(cpumask_weight(mask), sizeof(*s->cpus), GFP_KERNEL);
 	if (!s->cpus) {
 		ret = -ENOMEM;
 		goto out;
@@ -837,7 +837,6 @@ void archpmu_file_release(struct archpmu_file *f)
 	struct archpmu_session *s = f->session;
 
 	if (s) {
-		cancel_delayed_work_sync(&s->fold_work);
 		cpus_read_lock();
 		mutex_lock(&count_lock);
 		s->running = false;
@@ -845,6 +844,7 @@ void archpmu_file_release(struct archpmu_file *f)
 		session_teardown(s);
 		mutex_unlock(&count_lock);
 		cpus_read_unlock();
+		/* Not running any more: a fold still queued finds nothing to do. */
 		cancel_delayed_work_sync(&s->fold_work);
 		session_free(s);
 	}

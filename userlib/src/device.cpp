@@ -75,14 +75,17 @@ CoreType core_type_from(std::uint32_t raw)
 
 }  // namespace
 
-Device::Device(const std::string& path) : path_(path)
+UniqueFd open_device_file(const std::string& path)
 {
-    fd_.reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));
-    if (!fd_.valid()) {
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+    if (!fd.valid()) {
         const int err = errno;
         throw Error(err, "cannot open " + path + open_hint(err));
     }
+    return fd;
 }
+
+Device::Device(const std::string& path) : path_(path), fd_(open_device_file(path)) {}
 
 Info Device::info() const
 {

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "archpmu/session.hpp"
 
-#include <fcntl.h>
 #include <sys/ioctl.h>
 
 #include <cerrno>
@@ -55,24 +54,12 @@ std::string open_refusal(int err, const std::string& event, std::uint32_t cpu)
     }
 }
 
-std::string open_device_hint(int err)
-{
-    return err == EACCES   ? " (root-only by default; see udev/99-archpmu.rules)"
-           : err == ENOENT ? " (is the module loaded?)"
-                           : "";
-}
-
 }  // namespace
 
 Session::Session(const std::string& device_path, std::vector<EventSpec> events,
                  const std::vector<std::uint32_t>& cpus)
-    : events_(std::move(events))
+    : events_(std::move(events)), fd_(open_device_file(device_path))
 {
-    fd_.reset(::open(device_path.c_str(), O_RDWR | O_CLOEXEC));
-    if (!fd_.valid()) {
-        const int err = errno;
-        throw Error(err, "cannot open " + device_path + open_device_hint(err));
-    }
     std::vector<archpmu_event> evs(events_.size());
     for (std::size_t i = 0; i < events_.size(); ++i) {
         evs[i].config = events_[i].config;

@@ -13,6 +13,9 @@ namespace archpmu {
 
 inline constexpr const char* kDefaultDevicePath = "/dev/archpmu";
 
+// Opens the device read-write; throws archpmu::Error whose message says what to do.
+UniqueFd open_device_file(const std::string& path);
+
 // Owns one open file of the device; move-only. Every method throws
 // archpmu::Error on failure.
 class Device {
