@@ -464,3 +464,23 @@ TEST_CASE("a CPU going offline keeps its counts and resumes when back", "[counti
     CHECK_FALSE(snap.values[2].offline);
     CHECK(snap.values[2].value == 150);
 }
+
+TEST_CASE("a session keeps its counts and keeps counting across a suspend", "[counting][suspend]")
+{
+    // pm_test "freezer": the PM notifiers run, the machine does not sleep. (The deeper
+    // pm_test levels hang QEMU/TCG.)
+    REQUIRE(path_exists("/sys/power/pm_test"));
+    LoadedModule module(std::string(kExact) + "model_version=4");
+    archpmu::Device dev;
+    Session s(kDev, events("instructions,branches@gp"), {0});
+    s.start();
+    inject(0, 0x00c0, 100);
+    write_file("/sys/module/suspend/parameters/pm_test_delay", "0");
+    write_file("/sys/power/pm_test", "freezer");
+    write_file("/sys/power/state", "freeze");
+    write_file("/sys/power/pm_test", "none");
+    CHECK(values(s)[0][0] == 100);
+    CHECK((dev.model_read_msr(0, 0x38f) & (1ULL << 32 | 0x1)) == (1ULL << 32 | 0x1));
+    inject(0, 0x00c0, 23);
+    CHECK(values(s)[0] == std::vector<uint64_t>{123, 0});
+}
