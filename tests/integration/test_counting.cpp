@@ -484,3 +484,115 @@ TEST_CASE("a session keeps its counts and keeps counting across a suspend", "[co
     inject(0, 0x00c0, 23);
     CHECK(values(s)[0] == std::vector<uint64_t>{123, 0});
 }
+
+TEST_CASE("the counting and injection ioctls' remaining bad inputs", "[counting][errors]")
+{
+    LoadedModule module(std::string(kExact) + "model_version=4");
+    archpmu::UniqueFd fd(::open(kDev, O_RDWR | O_CLOEXEC));
+    const auto call = [&](unsigned long request, void* arg) {
+        return ::ioctl(fd.get(), request, arg) == 0 ? 0 : errno;
+    };
+
+    SECTION("MODEL_INJECT")
+    {
+        archpmu_model_inject inj{};
+        inj.size = sizeof(inj);
+        inj.cpu = 0;
+        inj.event = 0xc0;
+        inj.count = 1;
+        inj.flags = 0;
+        CHECK(call(ARCHPMU_IOC_MODEL_INJECT, &inj) == EINVAL);
+        inj.flags = ARCHPMU_INJECT_USR | ARCHPMU_INJECT_OS;
+        CHECK(call(ARCHPMU_IOC_MODEL_INJECT, &inj) == EINVAL);
+        inj.flags = ARCHPMU_INJECT_OS;
+        inj.event = 0x10000;
+        CHECK(call(ARCHPMU_IOC_MODEL_INJECT, &inj) == EINVAL);
+        inj.event = 0xc0;
+        inj.cpu = 4096;
+        CHECK(call(ARCHPMU_IOC_MODEL_INJECT, &inj) == ENXIO);
+        inj.cpu = 0;
+        CHECK(call(ARCHPMU_IOC_MODEL_INJECT, &inj) == 0);
+
+        const pid_t child = ::fork();
+        REQUIRE(child >= 0);
+        if (child == 0) {
+            if (::setresuid(65534, 65534, 65534) != 0)
+                ::_exit(100);
+            ::_exit(::ioctl(fd.get(), ARCHPMU_IOC_MODEL_INJECT, &inj) != 0 && errno == EPERM ? 0
+                                                                                             : 101);
+        }
+        int status = 0;
+        REQUIRE(::waitpid(child, &status, 0) == child);
+        CHECK(WEXITSTATUS(status) == 0);
+    }
+    SECTION("READ and the controls")
+    {
+        archpmu_count_value vals[8];
+        archpmu_count_read rd{};
+        rd.size = sizeof(rd);
+        rd.nr_values = 8;
+        rd.values = reinterpret_cast<uintptr_t>(vals);
+        CHECK(call(ARCHPMU_IOC_COUNT_READ, &rd) == EBADFD);
+        archpmu_count_ctl ctl{};
+        ctl.size = sizeof(ctl);
+        for (unsigned long request :
+             {ARCHPMU_IOC_COUNT_START, ARCHPMU_IOC_COUNT_STOP, ARCHPMU_IOC_COUNT_RESET})
+            CHECK(call(request, &ctl) == EBADFD);
+
+        archpmu_event ev = {0x00c0, 0, 0};
+        archpmu_count_open op{};
+        op.size = sizeof(op);
+        op.nr_events = 1;
+        op.events = reinterpret_cast<uintptr_t>(&ev);
+        REQUIRE(call(ARCHPMU_IOC_COUNT_OPEN, &op) == 0);
+        rd.flags = 1;
+        CHECK(call(ARCHPMU_IOC_COUNT_READ, &rd) == EINVAL);
+        rd.flags = 0;
+        rd.__reserved0 = 1;
+        CHECK(call(ARCHPMU_IOC_COUNT_READ, &rd) == EINVAL);
+        rd.__reserved0 = 0;
+        rd.values = 16;
+        CHECK(call(ARCHPMU_IOC_COUNT_READ, &rd) == EFAULT);
+        rd.values = reinterpret_cast<uintptr_t>(vals);
+        CHECK(call(ARCHPMU_IOC_COUNT_READ, &rd) == 0);
+        ctl.flags = 1;
+        for (unsigned long request :
+             {ARCHPMU_IOC_COUNT_START, ARCHPMU_IOC_COUNT_STOP, ARCHPMU_IOC_COUNT_RESET})
+            CHECK(call(request, &ctl) == EINVAL);
+        ctl.size = 4;
+        ctl.flags = 0;
+        CHECK(call(ARCHPMU_IOC_COUNT_START, &ctl) == EINVAL);
+    }
+    SECTION("COUNT_OPEN: reserved fields, bad pointers, an offline CPU")
+    {
+        archpmu_event ev = {0x00c0, 0, 0};
+        archpmu_count_open op{};
+        op.size = sizeof(op);
+        op.nr_events = 1;
+        op.events = reinterpret_cast<uintptr_t>(&ev);
+        op.flags = 1;
+        CHECK(call(ARCHPMU_IOC_COUNT_OPEN, &op) == EINVAL);
+        op.flags = 0;
+        op.__reserved0 = 1;
+        CHECK(call(ARCHPMU_IOC_COUNT_OPEN, &op) == EINVAL);
+        op.__reserved0 = 0;
+        op.__reserved[1] = 1;
+        CHECK(call(ARCHPMU_IOC_COUNT_OPEN, &op) == EINVAL);
+        op.__reserved[1] = 0;
+        op.events = 8;
+        CHECK(call(ARCHPMU_IOC_COUNT_OPEN, &op) == EFAULT);
+        op.events = reinterpret_cast<uintptr_t>(&ev);
+        op.nr_cpus = 1;
+        op.cpus = 8;
+        CHECK(call(ARCHPMU_IOC_COUNT_OPEN, &op) == EFAULT);
+
+        const std::string online = "/sys/devices/system/cpu/cpu1/online";
+        uint32_t cpu1 = 1;
+        op.cpus = reinterpret_cast<uintptr_t>(&cpu1);
+        write_file(online, "0");
+        CHECK(call(ARCHPMU_IOC_COUNT_OPEN, &op) == ENODEV);
+        CHECK(op.bad_cpu == 1);
+        write_file(online, "1");
+        CHECK(call(ARCHPMU_IOC_COUNT_OPEN, &op) == 0);
+    }
+}
