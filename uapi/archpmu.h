@@ -178,7 +178,9 @@ struct archpmu_model_msr {
  *   -EBUSY       a needed counter is held: by another session, by perf (the NMI
  *                watchdog included), or in use by another agent (EN/INT bits,
  *                IA32_PERF_GLOBAL_INUSE). dmesg names the holder and the fix.
- *   -ENXIO, -ENODEV  a CPU out of range, or offline
+ *   -ENXIO, -ENODEV  a CPU out of range; a CPU offline or without an
+ *                architectural PMU
+ *   -EFAULT      a bad events or cpus pointer
  * On these errors bad_event and bad_cpu say which event and CPU (else ~0).
  */
 #define ARCHPMU_MAX_EVENTS	32
@@ -210,7 +212,10 @@ struct archpmu_count_open {
 	__u64 __reserved[2];	/* in and out: 0 */
 };
 
-/* COUNT_START, COUNT_STOP, COUNT_RESET; -EBADFD when the file has no session. */
+/*
+ * COUNT_START, COUNT_STOP, COUNT_RESET: -EBADFD when the file has no session,
+ * -EINVAL for non-zero flags.
+ */
 struct archpmu_count_ctl {
 	__u32 size;		/* in */
 	__u32 flags;		/* in: must be 0 */
@@ -231,7 +236,8 @@ struct archpmu_count_value {
 /*
  * A snapshot of every event on every CPU of the session: nr_events * nr_cpus
  * entries, CPU-major. -ENOSPC (with nr_values set to what is needed) when
- * nr_values is too small; -EBADFD without a session.
+ * nr_values is too small; -EBADFD without a session; -EINVAL for non-zero
+ * flags or reserved fields; -EFAULT for a bad values pointer.
  */
 struct archpmu_count_read {
 	__u32 size;		/* in */
