@@ -18,5 +18,14 @@ rc=$?
 grep -q "fake_warning" /tmp/vm-selftest.$$ || { echo "FAIL: the warning line was not printed"; fail=1; }
 rm -f /tmp/vm-selftest.$$
 
+# The integration binary names the test case during which the kernel warned.
+itest=${1:-}
+if [ -n "$itest" ]; then
+	"$vm" --timeout 300 -- "$itest" "[kmsg-selftest]" > /tmp/vm-selftest.$$ 2>&1
+	grep -q "kernel complained during 'the listener names the test case" /tmp/vm-selftest.$$ ||
+		{ echo "FAIL: archpmu_itest did not attribute the warning to its test case"; fail=1; }
+	rm -f /tmp/vm-selftest.$$
+fi
+
 [ "$fail" = 0 ] && echo "vm runner self-test passed"
 exit "$fail"

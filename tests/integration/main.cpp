@@ -7,9 +7,59 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "harness.hpp"
+
+namespace {
+
+bool g_kernel_complained = false;
+
+// Like liburing's runner: after each test case, look for kernel warnings,
+// BUGs, Oopses and the like that it caused, and name the test case.
+class KernelLogListener : public Catch::TestEventListenerBase {
+public:
+    using TestEventListenerBase::TestEventListenerBase;
+
+    void testCaseStarting(Catch::TestCaseInfo const& info) override
+    {
+        TestEventListenerBase::testCaseStarting(info);
+        log_ = std::make_unique<archpmu::itest::KernelLog>();
+    }
+
+    void testCaseEnded(Catch::TestCaseStats const& stats) override
+    {
+        static const char* const bad[] = {
+            "WARNING:",
+            "BUG:",
+            "Oops",
+            "cut here",
+            "unchecked MSR access",
+            "NMI received for unknown reason",
+            "general protection fault",
+            "KASAN",
+            "lockdep",
+        };
+        for (const auto& line : log_->new_lines())
+            for (const char* b : bad)
+                if (line.find(b) != std::string::npos) {
+                    std::fprintf(stderr, "itest: kernel complained during '%s': %s\n",
+                                 stats.testInfo.name.c_str(), line.c_str());
+                    g_kernel_complained = true;
+                    break;
+                }
+        log_.reset();
+        TestEventListenerBase::testCaseEnded(stats);
+    }
+
+private:
+    std::unique_ptr<archpmu::itest::KernelLog> log_;
+};
+
+}  // namespace
+
+CATCH_REGISTER_LISTENER(KernelLogListener)
 
 int main(int argc, char** argv)
 {
@@ -32,5 +82,6 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "archpmu_itest must run as root\n");
         return 2;
     }
-    return Catch::Session().run(argc, argv);
+    const int failed = Catch::Session().run(argc, argv);
+    return failed ? failed : (g_kernel_complained ? 1 : 0);
 }

@@ -123,3 +123,11 @@ TEST_CASE("a CPU going offline and back online is enumerated again", "[lifecycle
     CHECK(cpu_sysfs(1, "gp_counters") == "3");
     CHECK(cpu_sysfs(1, "core_type") == "atom");
 }
+
+// Hidden (run only by tests/vm_runner_selftest.sh): a kernel warning during a
+// test case must be reported against that test case.
+TEST_CASE("the listener names the test case that made the kernel warn", "[.][kmsg-selftest]")
+{
+    write_file("/dev/kmsg", "WARNING: CPU: 0 PID: 1 at itest-selftest fake_warning\n");
+    CHECK(true);
+}
