@@ -11,8 +11,6 @@
 
 #include "archpmu.h"
 
-#define CPUID07_1_EAX_LEAF23	BIT(8)
-
 static int checked_write(u32 msr, u64 val)
 {
 	if (!archpmu_msr_writable(msr))

@@ -18,8 +18,17 @@ static const u32 arch_event_codes[ARCHPMU_NR_ARCH_EVENTS] = {
 	0x01a4, 0x02a4, 0x0073, 0x019c, 0x02c2, 0x01e4,
 };
 
-/* The architectural encodings that fixed counters 0-3 count. */
-static const u32 fixed_event_codes[] = { 0x00c0, 0x003c, 0x0300, 0x01a4 };
+static const u32 fixed_event_codes[ARCHPMU_LEGACY_FIXED] = {
+	0x00c0, 0x003c, 0x0300, 0x01a4, 0x0073, 0x019c, 0x02c2,
+};
+
+/* Fixed counters whose architectural encodings get events placed on them. */
+#define AUTO_PLACED_FIXED	4
+
+u32 archpmu_fixed_event_code(u32 j)
+{
+	return j < ARCHPMU_LEGACY_FIXED ? fixed_event_codes[j] : 0;
+}
 
 int archpmu_arch_event_of(u64 config)
 {
@@ -40,7 +49,7 @@ int archpmu_fixed_counter_of(u64 config)
 	if (!(code & 0xff) && (code >> 8) >= 1 &&
 	    (code >> 8) <= ARCHPMU_MAX_FIXED_COUNTERS)
 		return (code >> 8) - 1;
-	for (j = 0; j < ARRAY_SIZE(fixed_event_codes); j++)
+	for (j = 0; j < AUTO_PLACED_FIXED; j++)
 		if (fixed_event_codes[j] == code)
 			return j;
 	return -1;

@@ -5,16 +5,6 @@
  */
 #include "arch_pmu.h"
 
-#define CPUID01_ECX_PDCM	BIT(15)
-#define CPUID01_ECX_HYPERVISOR	BIT(31)
-#define CPUID07_EDX_HYBRID	BIT(15)
-#define CPUID07_1_EAX_LEAF23	BIT(8)
-#define CPUID0A_EDX_ANY_DEPR	BIT(15)
-#define CPUID23_SUBLEAF_COUNTERS BIT(1)
-#define CPUID23_SUBLEAF_EVENTS	BIT(3)
-#define CPUID23_EBX_UMASK2	BIT(0)
-#define CPUID23_EBX_EQ		BIT(1)
-
 /* Linux assumes three fixed counters on v2-4 parts that report fewer. */
 #define ARCHPMU_ASSUMED_FIXED	3
 

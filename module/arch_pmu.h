@@ -67,6 +67,17 @@
 #define ARCHPMU_PERF_CAP_FW_WRITE	BIT_ULL(13)
 #define ARCHPMU_PERF_CAP_PERF_METRICS	BIT_ULL(15)
 
+/* CPUID bits that describe the PMU. */
+#define CPUID01_ECX_PDCM	BIT(15)
+#define CPUID01_ECX_HYPERVISOR	BIT(31)
+#define CPUID07_EDX_HYBRID	BIT(15)
+#define CPUID07_1_EAX_LEAF23	BIT(8)
+#define CPUID0A_EDX_ANY_DEPR	BIT(15)
+#define CPUID23_SUBLEAF_COUNTERS BIT(1)
+#define CPUID23_SUBLEAF_EVENTS	BIT(3)
+#define CPUID23_EBX_UMASK2	BIT(0)
+#define CPUID23_EBX_EQ		BIT(1)
+
 struct archpmu_cpuid_regs {
 	u32 eax, ebx, ecx, edx;
 };

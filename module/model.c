@@ -99,9 +99,6 @@ MODULE_PARM_DESC(model_rate_percent, "Counting speed in percent of the documente
 #define MODEL_TYPES		2
 #define MODEL_MAX_LEAF		0x23
 #define MODEL_SIGNATURE		0x000506e3	/* family 6, a Skylake */
-#define CPUID01_ECX_PDCM	BIT(15)
-#define CPUID07_EDX_HYBRID	BIT(15)
-#define CPUID07_1_EAX_LEAF23	BIT(8)
 
 struct model_core_type {
 	struct archpmu_cpuid_set cpuid;

@@ -234,16 +234,6 @@ u64 archpmu_model_rate(u32 code)
 	return arch >= 0 ? arch_event_rates[arch] : 0;
 }
 
-/* The events fixed counter j counts, as event | umask << 8. */
-static u32 fixed_code(u32 j)
-{
-	static const u32 codes[ARCHPMU_LEGACY_FIXED] = {
-		0x00c0, 0x003c, CODE_REF_TSC, 0x01a4, 0x0073, 0x019c, 0x02c2,
-	};
-
-	return codes[j];
-}
-
 static bool frozen(const struct archpmu_model_regs *r)
 {
 	return r->desc->version >= 4 && (r->global_status & ARCHPMU_STATUS_CTR_FRZ);
@@ -310,7 +300,8 @@ void archpmu_model_inject(struct archpmu_model_regs *r, u32 code, u64 count,
 			    BIT_ULL(i), r);
 	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
 		if (fixed_counting(r, i, user) &&
-		    (code == fixed_code(i) || archpmu_fixed_counter_of(code) == (int)i))
+		    (code == archpmu_fixed_event_code(i) ||
+		     archpmu_fixed_counter_of(code) == (int)i))
 			add(&r->fixed[i], count, fixed_mask,
 			    BIT_ULL(ARCHPMU_GLOBAL_FIXED_SHIFT + i), r);
 }
@@ -348,7 +339,7 @@ void archpmu_model_advance(struct archpmu_model_regs *r, u64 ns, bool user,
 			    BIT_ULL(i), r);
 	}
 	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++) {
-		u64 rate = archpmu_model_rate(fixed_code(i)) * percent / 100;
+		u64 rate = archpmu_model_rate(archpmu_fixed_event_code(i)) * percent / 100;
 
 		if (fixed_counting(r, i, user))
 			add(&r->fixed[i], rate * ns / 1000, fixed_mask,
