@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "archpmu.h"
+#include "archpmu/error.hpp"
 
 namespace archpmu::itest {
 namespace {
@@ -179,6 +180,27 @@ void inject_events(unsigned cpu, uint32_t code, uint64_t count, bool user)
     cmd.count = count;
     if (!fd.valid() || ::ioctl(fd.get(), ARCHPMU_IOC_MODEL_INJECT, &cmd) != 0)
         throw std::runtime_error(std::string("ARCHPMU_IOC_MODEL_INJECT: ") + std::strerror(errno));
+}
+
+std::map<uint32_t, uint64_t> pmu_msr_snapshot(const archpmu::Device& dev, uint32_t cpu)
+{
+    std::map<uint32_t, uint64_t> out;
+    const auto add = [&](uint32_t msr) {
+        try {
+            out[msr] = dev.model_read_msr(cpu, msr);
+        } catch (const archpmu::Error&) {
+            out[msr] = ~0ULL;
+        }
+    };
+    for (uint32_t i = 0; i < 8; ++i) {
+        add(0x186 + i);
+        add(0xc1 + i);
+    }
+    for (uint32_t j = 0; j < 7; ++j)
+        add(0x309 + j);
+    for (uint32_t m = 0x38d; m <= 0x392; ++m)
+        add(m);
+    return out;
 }
 
 std::vector<unsigned> online_cpus()

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "archpmu/device.hpp"
 
 #include "archpmu/unique_fd.hpp"
 
@@ -55,6 +58,9 @@ CommandResult run_tool(const std::string& args);
 
 // ARCHPMU_IOC_MODEL_INJECT: `count` occurrences of `code` at CPL 3 (or 0) on `cpu`.
 void inject_events(unsigned cpu, uint32_t code, uint64_t count, bool user = true);
+
+// Every architectural PMU MSR of a CPU as the model holds it (absent ones as ~0).
+std::map<uint32_t, uint64_t> pmu_msr_snapshot(const archpmu::Device& dev, uint32_t cpu);
 
 std::vector<unsigned> online_cpus();
 // The odd-numbered online CPUs, as a CPU list: the "second core type" in hybrid tests.

@@ -62,29 +62,6 @@ int open_errno(const std::string& params_events, const std::vector<uint32_t>& cp
     }
 }
 
-// Every PMU MSR of a CPU as the model holds it (absent ones as ~0).
-std::map<uint32_t, uint64_t> pmu_msrs(const archpmu::Device& dev, uint32_t cpu)
-{
-    std::vector<uint32_t> msrs;
-    for (uint32_t i = 0; i < 8; ++i) {
-        msrs.push_back(0x186 + i);
-        msrs.push_back(0xc1 + i);
-    }
-    for (uint32_t j = 0; j < 7; ++j)
-        msrs.push_back(0x309 + j);
-    for (uint32_t m = 0x38d; m <= 0x392; ++m)
-        msrs.push_back(m);
-    std::map<uint32_t, uint64_t> out;
-    for (uint32_t m : msrs) {
-        try {
-            out[m] = dev.model_read_msr(cpu, m);
-        } catch (const archpmu::Error&) {
-            out[m] = ~0ULL;
-        }
-    }
-    return out;
-}
-
 void busy_user_loop_on(unsigned cpu, std::chrono::milliseconds how_long)
 {
     const pid_t child = ::fork();
@@ -250,8 +227,8 @@ TEST_CASE("each refusal has its errno and programs nothing", "[counting][errors]
                         "model_version=5 model_gp=4 model_fixed=3 model_events_len=8 "
                         "model_events_unavail=0x80 model_anythread_deprecated=1");
     archpmu::Device dev;
-    const auto before0 = pmu_msrs(dev, 0);
-    const auto before1 = pmu_msrs(dev, 1);
+    const auto before0 = pmu_msr_snapshot(dev, 0);
+    const auto before1 = pmu_msr_snapshot(dev, 1);
     struct Case {
         const char* events;
         int err;
@@ -281,8 +258,8 @@ TEST_CASE("each refusal has its errno and programs nothing", "[counting][errors]
     // A raw encoding counts an unavailable event anyway.
     CHECK(open_errno("r01a4") == 0);
 
-    CHECK(pmu_msrs(dev, 0) == before0);
-    CHECK(pmu_msrs(dev, 1) == before1);
+    CHECK(pmu_msr_snapshot(dev, 0) == before0);
+    CHECK(pmu_msr_snapshot(dev, 1) == before1);
 }
 
 TEST_CASE("the offending event and CPU come back with a refusal", "[counting][errors]")
@@ -410,7 +387,7 @@ TEST_CASE("closing, killing and unloading leave the PMU as it was", "[counting][
     dev.model_write_msr(0, 0x4c1 + 1, 0xabcdef012345ULL);
     dev.model_write_msr(0, 0x309 + 1, 0x77);
     dev.model_write_msr(0, 0x38f, 0xf | 0x2ULL << 32);
-    const auto before = pmu_msrs(dev, 0);
+    const auto before = pmu_msr_snapshot(dev, 0);
 
     SECTION("close")
     {
@@ -418,9 +395,9 @@ TEST_CASE("closing, killing and unloading leave the PMU as it was", "[counting][
             Session s(kDev, events("instructions,cycles,branches,branch-misses"), {0});
             s.start();
             inject(0, 0x00c0, 100);
-            CHECK(pmu_msrs(dev, 0) != before);
+            CHECK(pmu_msr_snapshot(dev, 0) != before);
         }
-        CHECK(pmu_msrs(dev, 0) == before);
+        CHECK(pmu_msr_snapshot(dev, 0) == before);
     }
     SECTION("the process dies")
     {
@@ -434,7 +411,7 @@ TEST_CASE("closing, killing and unloading leave the PMU as it was", "[counting][
         int status = 0;
         REQUIRE(::waitpid(child, &status, 0) == child);
         CHECK(WIFSIGNALED(status));
-        CHECK(pmu_msrs(dev, 0) == before);
+        CHECK(pmu_msr_snapshot(dev, 0) == before);
     }
     SECTION("unload waits for the session's file")
     {

@@ -24,27 +24,6 @@ using namespace archpmu::itest;
 
 namespace {
 
-std::map<uint32_t, uint64_t> pmu_state(const archpmu::Device& dev, uint32_t cpu)
-{
-    std::map<uint32_t, uint64_t> out;
-    const auto add = [&](uint32_t msr) {
-        try {
-            out[msr] = dev.model_read_msr(cpu, msr);
-        } catch (const archpmu::Error&) {
-            out[msr] = ~0ULL;
-        }
-    };
-    for (uint32_t i = 0; i < 8; ++i) {
-        add(0x186 + i);
-        add(0xc1 + i);
-    }
-    for (uint32_t j = 0; j < 7; ++j)
-        add(0x309 + j);
-    for (uint32_t m = 0x38d; m <= 0x392; ++m)
-        add(m);
-    return out;
-}
-
 class Fuzzer {
 public:
     explicit Fuzzer(uint32_t seed) : rng_(seed) {}
@@ -210,7 +189,7 @@ TEST_CASE("fuzzed ioctls neither crash nor leave the PMU changed", "[fuzz]")
         const archpmu::Device dev;
         std::map<uint32_t, std::map<uint32_t, uint64_t>> before;
         for (unsigned cpu : online_cpus())
-            before[cpu] = pmu_state(dev, cpu);
+            before[cpu] = pmu_msr_snapshot(dev, cpu);
 
         Fuzzer fuzz(seed++);
         fuzz.open_all();
@@ -224,7 +203,7 @@ TEST_CASE("fuzzed ioctls neither crash nor leave the PMU changed", "[fuzz]")
         // overflow bits of its own counters).
         for (unsigned cpu : online_cpus()) {
             CAPTURE(cpu);
-            CHECK(pmu_state(dev, cpu) == before[cpu]);
+            CHECK(pmu_msr_snapshot(dev, cpu) == before[cpu]);
         }
     }
 }
