@@ -6,12 +6,25 @@
 #include "archpmu.h"
 
 #include <cerrno>
-#include <cstring>
 
 #include "archpmu/error.hpp"
+#include "ioctl_cmd.hpp"
 
 namespace archpmu {
+
+void detail::checked_ioctl(int fd, unsigned long request, void* arg, const std::string& what,
+                           const char* (*hint)(int err))
+{
+    if (::ioctl(fd, request, arg) != 0) {
+        const int err = errno;
+        throw Error(err, hint ? what + hint(err) : what);
+    }
+}
+
 namespace {
+
+using detail::checked_ioctl;
+using detail::zeroed_cmd;
 
 std::string open_hint(int err)
 {
@@ -30,16 +43,6 @@ std::string open_hint(int err)
     }
 }
 
-// ioctl(fd, request, arg), or throw with `what` and the hint for the errno.
-void checked_ioctl(int fd, unsigned long request, void* arg, const std::string& what,
-                   const char* (*hint)(int err))
-{
-    if (::ioctl(fd, request, arg) != 0) {
-        const int err = errno;
-        throw Error(err, what + hint(err));
-    }
-}
-
 const char* info_hint(int err)
 {
     return err == ENOTTY ? " (not an archpmu device?)" : "";
@@ -48,15 +51,6 @@ const char* info_hint(int err)
 const char* cpu_hint(int err)
 {
     return err == ENXIO ? " (no such CPU number)" : err == ENODEV ? " (the CPU is offline)" : "";
-}
-
-template <typename T>
-T zeroed_cmd()
-{
-    T cmd;
-    std::memset(&cmd, 0, sizeof(cmd));
-    cmd.size = sizeof(cmd);
-    return cmd;
 }
 
 CoreType core_type_from(std::uint32_t raw)

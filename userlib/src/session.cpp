@@ -4,10 +4,10 @@
 #include <sys/ioctl.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include "archpmu.h"
 #include "archpmu/error.hpp"
+#include "ioctl_cmd.hpp"
 
 namespace archpmu {
 namespace {
@@ -66,9 +66,7 @@ Session::Session(const std::string& device_path, std::vector<EventSpec> events,
         evs[i].flags = events_[i].flags;
         evs[i].counter = events_[i].counter;
     }
-    archpmu_count_open cmd;
-    std::memset(&cmd, 0, sizeof(cmd));
-    cmd.size = sizeof(cmd);
+    auto cmd = detail::zeroed_cmd<archpmu_count_open>();
     cmd.nr_events = static_cast<std::uint32_t>(evs.size());
     cmd.nr_cpus = static_cast<std::uint32_t>(cpus.size());
     cmd.events = reinterpret_cast<std::uintptr_t>(evs.data());
@@ -86,10 +84,8 @@ Session::Session(const std::string& device_path, std::vector<EventSpec> events,
 
 void Session::control(unsigned long request, const char* what)
 {
-    archpmu_count_ctl cmd{};
-    cmd.size = sizeof(cmd);
-    if (::ioctl(fd_.get(), request, &cmd) != 0)
-        throw Error(errno, what);
+    auto cmd = detail::zeroed_cmd<archpmu_count_ctl>();
+    detail::checked_ioctl(fd_.get(), request, &cmd, what);
 }
 
 void Session::start()
@@ -110,12 +106,10 @@ void Session::reset()
 Snapshot Session::read() const
 {
     std::vector<archpmu_count_value> raw(static_cast<std::size_t>(cpu_count_) * events_.size());
-    archpmu_count_read cmd{};
-    cmd.size = sizeof(cmd);
+    auto cmd = detail::zeroed_cmd<archpmu_count_read>();
     cmd.nr_values = static_cast<std::uint32_t>(raw.size());
     cmd.values = reinterpret_cast<std::uintptr_t>(raw.data());
-    if (::ioctl(fd_.get(), ARCHPMU_IOC_COUNT_READ, &cmd) != 0)
-        throw Error(errno, "ARCHPMU_IOC_COUNT_READ");
+    detail::checked_ioctl(fd_.get(), ARCHPMU_IOC_COUNT_READ, &cmd, "ARCHPMU_IOC_COUNT_READ");
     Snapshot snap;
     snap.timestamp_ns = cmd.timestamp_ns;
     snap.values.reserve(cmd.nr_values);

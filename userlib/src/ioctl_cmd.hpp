@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// Internal: how the library builds and issues archpmu ioctls.
+#pragma once
+
+#include <cstring>
+#include <string>
+
+namespace archpmu::detail {
+
+// An ABI struct, zeroed, with its size field set.
+template <typename T>
+T zeroed_cmd()
+{
+    T cmd;
+    std::memset(&cmd, 0, sizeof(cmd));
+    cmd.size = sizeof(cmd);
+    return cmd;
+}
+
+// ioctl(fd, request, arg), or throw archpmu::Error with `what` and, when
+// given, the hint for the errno.
+void checked_ioctl(int fd, unsigned long request, void* arg, const std::string& what,
+                   const char* (*hint)(int err) = nullptr);
+
+}  // namespace archpmu::detail
