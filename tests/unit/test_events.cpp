@@ -126,6 +126,29 @@ TEST_CASE("a bad spec gets a message that points at the offending part", "[event
                Catch::Contains("cpu/event=0xc0,cmask=999/\n                       ^^^"));
 }
 
+TEST_CASE("empty parts, repeats and huge numbers are refused", "[events]")
+{
+    CHECK_THAT(error_of("cycles:"), Catch::Contains("bad event 'cycles:': empty modifier after ':' "
+                                                    "(use u, k or uk)\n  cycles:\n        ^"));
+    CHECK_THAT(error_of("cycles:u,instructions:"), Catch::Contains("empty modifier after ':'"));
+    CHECK_THAT(error_of("cycles:uu"), Catch::Contains("modifier 'u' given twice"));
+    CHECK_THAT(error_of("cycles:u:k"), Catch::Contains("a second ':'"));
+    CHECK_THAT(error_of("cycles@gp@gp1"), Catch::Contains("a second counter choice"));
+    CHECK_THAT(error_of("cpu/event=0xc0,event=0xc4/"), Catch::Contains("term 'event' given twice"));
+    CHECK_THAT(error_of("cpu/event=0xc0,inv,INV/"), Catch::Contains("term 'inv' given twice"));
+    CHECK_THAT(error_of("cycles,"), Catch::Contains("bad event 'cycles,': empty event (separate "
+                                                    "events with one comma, none at either end)"));
+    CHECK_THAT(error_of(",cycles"), Catch::Contains("empty event (separate events"));
+    CHECK_THAT(error_of(""), Catch::Contains("empty event list"));
+    // Past 64 bits: still archpmu::Error, not std::out_of_range from stoull.
+    CHECK_THAT(error_of("cpu/event=99999999999999999999999/"),
+               Catch::Contains("event=99999999999999999999999 is out of range (0-255)"));
+    CHECK_THAT(error_of("cpu/event=0xc0,umask=0x10000000000000000/"),
+               Catch::Contains("umask=0x10000000000000000 is out of range (0-255)"));
+    CHECK_THAT(error_of("cycles@gp99999999999999999999"), Catch::Contains("is out of range"));
+    CHECK(parse_event("cycles:uk@gp1").counter == 1);
+}
+
 TEST_CASE("counter names", "[events]")
 {
     CHECK(archpmu::counter_name(0) == "gp0");

@@ -2,9 +2,11 @@
 // `archpmu stat` output: JSON, CSV, human, number formatting.
 #include <catch2/catch.hpp>
 
+#include <cerrno>
 #include <nlohmann/json.hpp>
 
 #include "archpmu.h"
+#include "archpmu/error.hpp"
 #include "archpmu/stat_report.hpp"
 
 namespace {
@@ -81,5 +83,33 @@ TEST_CASE("CPU lists parse into ascending CPU numbers", "[stat]")
     CHECK_THROWS_WITH(archpmu::parse_cpu_list("1,1"), Catch::Contains("listed twice"));
     CHECK_THROWS_WITH(archpmu::parse_cpu_list("3-1"), Catch::Contains("runs backwards"));
     CHECK_THROWS_WITH(archpmu::parse_cpu_list("a"), Catch::Contains("not a CPU number"));
-    CHECK_THROWS_WITH(archpmu::parse_cpu_list(""), Catch::Contains("not a CPU number"));
+    CHECK_THROWS_WITH(archpmu::parse_cpu_list(""), Catch::Contains("it is empty"));
+}
+
+TEST_CASE("CPU lists refuse empty items, signs and CPUs past 8191", "[stat]")
+{
+    const auto error_of = [](const std::string& text) -> std::string {
+        try {
+            archpmu::parse_cpu_list(text);
+        } catch (const archpmu::Error& e) {
+            CHECK(e.code().value() == EINVAL);
+            return e.what();
+        }
+        return {};
+    };
+    const std::string allowed = "; give CPUs 0-8191 as N or N-M, comma-separated";
+    CHECK_THAT(error_of("1,,2"), Catch::Contains("bad CPU list '1,,2': an empty item" + allowed));
+    CHECK_THAT(error_of("1,"), Catch::Contains("an empty item"));
+    CHECK_THAT(error_of(",1"), Catch::Contains("an empty item"));
+    CHECK_THAT(error_of("-1"),
+               Catch::Contains("bad CPU list '-1': '-1' is not a CPU number or range" + allowed));
+    CHECK_THAT(error_of("1-"), Catch::Contains("'1-' is not a CPU number or range"));
+    CHECK_THAT(error_of("1-2-3"), Catch::Contains("'1-2-3' is not a CPU number or range"));
+    CHECK_THAT(error_of("99999999999"),
+               Catch::Contains("bad CPU list '99999999999': CPU 99999999999 is out of range"));
+    CHECK_THAT(error_of("99999999999999999999999"), Catch::Contains("is out of range"));
+    CHECK_THAT(error_of("0-8192"), Catch::Contains("CPU 8192 is out of range"));
+    CHECK_THAT(error_of("0-3,2"), Catch::Contains("CPU 2 is listed twice"));
+    CHECK_THAT(error_of("3-1"), Catch::Contains("range 3-1 runs backwards" + allowed));
+    CHECK(archpmu::parse_cpu_list("8191").size() == 1);
 }

@@ -5,6 +5,8 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
+#include <system_error>
 
 #include "archpmu.h"
 #include "archpmu/error.hpp"
@@ -88,8 +90,9 @@ std::uint64_t parse_number(std::string_view whole, std::size_t at, std::string_v
                                                           : "0123456789") != std::string::npos)
         bad(whole, at, digits.size(),
             std::string(what) + " '" + std::string(digits) + "' is not a number");
-    const auto value = std::stoull(text, nullptr, base);
-    if (value > max)
+    std::uint64_t value = 0;
+    const auto result = std::from_chars(text.data(), text.data() + text.size(), value, base);
+    if (result.ec != std::errc{} || value > max)
         bad(whole, at, digits.size(),
             std::string(what) + "=" + std::string(digits) + " is out of range (0-" +
                 std::to_string(max) + ")");
@@ -102,6 +105,7 @@ std::uint64_t parse_cpu_terms(std::string_view whole, std::size_t open, std::siz
 {
     std::uint64_t config = 0;
     bool have_event = false;
+    std::vector<std::string> seen;
     std::size_t pos = open;
     while (pos < close) {
         std::size_t end = whole.find(',', pos);
@@ -110,6 +114,9 @@ std::uint64_t parse_cpu_terms(std::string_view whole, std::size_t open, std::siz
         const std::string_view term = whole.substr(pos, end - pos);
         const std::size_t eq = term.find('=');
         const std::string key = lower(term.substr(0, eq));
+        if (!key.empty() && std::find(seen.begin(), seen.end(), key) != seen.end())
+            bad(whole, pos, term.size(), "term '" + key + "' given twice");
+        seen.push_back(key);
         const std::string_view val =
             eq == std::string_view::npos ? std::string_view{} : term.substr(eq + 1);
         const std::size_t val_at = pos + (eq == std::string_view::npos ? 0 : eq + 1);
@@ -165,14 +172,16 @@ void apply_counter_choice(std::string_view whole, std::size_t at, std::string_vi
 
 void apply_modifiers(std::string_view whole, std::size_t at, std::string_view mods, EventSpec& spec)
 {
+    if (mods.empty())
+        bad(whole, at - 1, 1, "empty modifier after ':' (use u, k or uk)");
     std::uint64_t ring = 0;
     for (std::size_t i = 0; i < mods.size(); ++i) {
-        if (mods[i] == 'u')
-            ring |= kUsr;
-        else if (mods[i] == 'k')
-            ring |= kOs;
-        else
+        const std::uint64_t bit = mods[i] == 'u' ? kUsr : mods[i] == 'k' ? kOs : 0;
+        if (!bit)
             bad(whole, at + i, 1, std::string("unknown modifier '") + mods[i] + "' (use u or k)");
+        if (ring & bit)
+            bad(whole, at + i, 1, std::string("modifier '") + mods[i] + "' given twice");
+        ring |= bit;
     }
     spec.config = (spec.config & ~(kUsr | kOs)) | ring;
 }
@@ -214,18 +223,27 @@ EventSpec parse_event(std::string_view text)
         }
     }
 
+    bool have_modifiers = false;
+    bool have_counter = false;
     while (rest < text.size()) {
         const char kind = text[rest];
         std::size_t end = text.find_first_of(":@", rest + 1);
         if (end == std::string_view::npos)
             end = text.size();
         const std::string_view part = text.substr(rest + 1, end - rest - 1);
-        if (kind == ':')
+        if (kind == ':') {
+            if (have_modifiers)
+                bad(text, rest, end - rest, "a second ':' (write the modifiers together, as :uk)");
             apply_modifiers(text, rest + 1, part, spec);
-        else if (kind == '@')
+            have_modifiers = true;
+        } else if (kind == '@') {
+            if (have_counter)
+                bad(text, rest, end - rest, "a second counter choice (give one '@')");
             apply_counter_choice(text, rest + 1, part, spec);
-        else
+            have_counter = true;
+        } else {
             bad(text, rest, text.size() - rest, "unexpected text after the event");
+        }
         rest = end;
     }
     return spec;
@@ -243,6 +261,11 @@ std::vector<EventSpec> parse_event_list(std::string_view text)
             continue;
         }
         if (i == text.size() || (text[i] == ',' && !in_cpu_terms)) {
+            if (i == start)
+                bad(text, start, 1,
+                    text.empty() ? "empty event list (give an event such as cycles)"
+                                 : "empty event (separate events with one comma, none at "
+                                   "either end)");
             out.push_back(parse_event(text.substr(start, i - start)));
             start = i + 1;
         }

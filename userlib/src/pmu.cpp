@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
+#include <system_error>
 
 #include "archpmu/error.hpp"
 
@@ -135,13 +137,20 @@ std::string format_cpu_list(const std::vector<std::uint32_t>& cpus)
 std::vector<std::uint32_t> parse_cpu_list(std::string_view text)
 {
     const auto fail = [&](const std::string& why) {
-        throw Error(EINVAL, "bad CPU list '" + std::string(text) + "': " + why);
+        throw Error(EINVAL, "bad CPU list '" + std::string(text) + "': " + why + "; give CPUs 0-" +
+                                std::to_string(kMaxCpuNumber) + " as N or N-M, comma-separated");
     };
-    const auto number = [&](std::string_view digits) {
-        if (digits.empty() || digits.size() > 6 ||
-            digits.find_first_not_of("0123456789") != std::string_view::npos)
-            fail("'" + std::string(digits) + "' is not a CPU number");
-        return static_cast<std::uint32_t>(std::stoul(std::string(digits)));
+    if (text.empty())
+        fail("it is empty");
+    // One CPU number of an item; digits only.
+    const auto number = [&](std::string_view item, std::string_view digits) {
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos)
+            fail("'" + std::string(item) + "' is not a CPU number or range");
+        std::uint64_t value = 0;
+        const auto result = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        if (result.ec != std::errc{} || value > kMaxCpuNumber)
+            fail("CPU " + std::string(digits) + " is out of range");
+        return static_cast<std::uint32_t>(value);
     };
     std::vector<std::uint32_t> cpus;
     std::size_t pos = 0;
@@ -150,10 +159,12 @@ std::vector<std::uint32_t> parse_cpu_list(std::string_view text)
         if (end == std::string_view::npos)
             end = text.size();
         const std::string_view item = text.substr(pos, end - pos);
+        if (item.empty())
+            fail("an empty item");
         const std::size_t dash = item.find('-');
-        const std::uint32_t first = number(item.substr(0, dash));
+        const std::uint32_t first = number(item, item.substr(0, dash));
         const std::uint32_t last =
-            dash == std::string_view::npos ? first : number(item.substr(dash + 1));
+            dash == std::string_view::npos ? first : number(item, item.substr(dash + 1));
         if (last < first)
             fail("range " + std::string(item) + " runs backwards");
         for (std::uint32_t c = first; c <= last; ++c)
@@ -161,8 +172,9 @@ std::vector<std::uint32_t> parse_cpu_list(std::string_view text)
         pos = end + 1;
     }
     std::sort(cpus.begin(), cpus.end());
-    if (std::adjacent_find(cpus.begin(), cpus.end()) != cpus.end())
-        fail("a CPU is listed twice");
+    const auto twice = std::adjacent_find(cpus.begin(), cpus.end());
+    if (twice != cpus.end())
+        fail("CPU " + std::to_string(*twice) + " is listed twice");
     return cpus;
 }
 

@@ -12,7 +12,6 @@
 #include <thread>
 
 #include "archpmu/error.hpp"
-#include "archpmu/events.hpp"
 #include "archpmu/pmu.hpp"
 #include "archpmu/session.hpp"
 #include "archpmu/stat_report.hpp"
@@ -28,8 +27,6 @@ void on_interrupt(int /*sig*/)
 {
     g_interrupted = 1;
 }
-
-const char* kDefaultEvents = "cycles,instructions,ref-cycles,branches,branch-misses";
 
 pid_t spawn(const std::vector<std::string>& command)
 {
@@ -72,16 +69,7 @@ std::uint64_t ns_since(Clock::time_point t)
 
 int run_stat(const StatOptions& opts)
 {
-    std::vector<EventSpec> events;
-    if (opts.events.empty())
-        events = parse_event_list(kDefaultEvents);
-    for (const auto& list : opts.events)
-        for (auto& e : parse_event_list(list))
-            events.push_back(std::move(e));
-    const std::vector<std::uint32_t> cpus =
-        opts.cpu_list.empty() ? std::vector<std::uint32_t>{} : parse_cpu_list(opts.cpu_list);
-
-    Session session(opts.device, events, cpus);
+    Session session(opts.device, opts.events, opts.cpus);
     StatFormat fmt;
     fmt.per_cpu = opts.per_cpu;
     fmt.separator = opts.separator;
@@ -98,9 +86,9 @@ int run_stat(const StatOptions& opts)
     int status = 0;
     Snapshot last = session.read();
     auto next_interval = start + std::chrono::milliseconds(opts.interval_ms);
-    const auto deadline = opts.duration_s >= 0
-                              ? start + std::chrono::duration_cast<Clock::duration>(
-                                            std::chrono::duration<double>(opts.duration_s))
+    // parse_duration keeps it to a year: no overflow.
+    const auto deadline = opts.duration
+                              ? start + std::chrono::duration_cast<Clock::duration>(*opts.duration)
                               : Clock::time_point::max();
 
     for (;;) {

@@ -2,21 +2,26 @@
 // archpmu stat: count events on CPUs while a command runs or for a duration.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "archpmu/events.hpp"
+
 namespace archpmu::tool {
 
+// Checked options (parse_command_line in args.hpp makes them).
 struct StatOptions {
     std::string device;
-    std::vector<std::string> events;  // each a comma-separated list
-    bool all_cpus = false;
-    std::string cpu_list;
+    std::vector<EventSpec> events;
+    std::vector<std::uint32_t> cpus;  // empty: every online CPU
     bool per_cpu = false;
-    unsigned interval_ms = 0;
-    std::string separator;
+    unsigned interval_ms = 0;  // 0: no -I
+    std::string separator;     // empty: no CSV
     bool json = false;
-    double duration_s = -1;
+    std::optional<std::chrono::nanoseconds> duration;  // without a COMMAND
     std::vector<std::string> command;
 };
 

@@ -29,13 +29,15 @@ struct EventSpec {
 //            CPU_CLK_UNHALTED.THREAD, CPU_CLK_UNHALTED.REF_TSC, LONGEST_LAT_CACHE.MISS,
 //            BR_INST_RETIRED.ALL_BRANCHES, BR_MISP_RETIRED.ALL_BRANCHES, TOPDOWN.SLOTS
 //   raw:     r<hex> (the PERFEVTSEL image: r00c0 is C0H/00H) and
-//            cpu/event=0xc0,umask=0x00,cmask=1,inv,edge,any/
+//            cpu/event=0xc0,umask=0x00,cmask=1,inv,edge,any/ (each term at most once)
 //   then:    modifiers :u (user only), :k (kernel only), and a counter choice
 //            @gp (GP counters only), @gp3 (GP counter 3), @fixed0 (fixed counter 0)
-// Throws archpmu::Error (EINVAL) whose message shows the offending part.
+//            (each at most once; a modifier letter at most once)
+// Throws archpmu::Error (EINVAL) whose message names, and with a caret on its
+// following lines shows, the offending part.
 EventSpec parse_event(std::string_view text);
 
-// A comma-separated list; commas inside cpu/.../ do not split.
+// A comma-separated list; commas inside cpu/.../ do not split. No empty events.
 std::vector<EventSpec> parse_event_list(std::string_view text);
 
 // "gp3" or "fixed0".

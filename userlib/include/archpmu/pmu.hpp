@@ -70,7 +70,11 @@ std::vector<PmuGroup> group_by_pmu(const std::vector<CpuInfo>& cpus);
 
 // "0-3,6" for {0,1,2,3,6}.
 std::string format_cpu_list(const std::vector<std::uint32_t>& cpus);
-// {0,1,2,3,6} for "0-3,6": ascending, no repeats; throws archpmu::Error (EINVAL).
+// The highest CPU number a CPU list may name (Linux's largest NR_CPUS is 8192).
+inline constexpr std::uint32_t kMaxCpuNumber = 8191;
+// {0,1,2,3,6} for "0-3,6": ascending, no repeats. An empty list or item, a number
+// above kMaxCpuNumber, a backwards range or a repeat throws archpmu::Error (EINVAL)
+// with a message naming the bad text.
 std::vector<std::uint32_t> parse_cpu_list(std::string_view text);
 
 }  // namespace archpmu

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+#include "args.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <ostream>
+#include <system_error>
+#include <utility>
+
+#include "archpmu/device.hpp"
+#include "archpmu/error.hpp"
+#include "archpmu/pmu.hpp"
+
+namespace archpmu::tool {
+namespace {
+
+constexpr std::string_view kDefaultEvents = "cycles,instructions,ref-cycles,branches,branch-misses";
+
+[[noreturn]] void refuse(std::string_view option, const std::string& why)
+{
+    throw Error(EINVAL, std::string(option) + ": " + why);
+}
+
+// An archpmu::Error's message without the errno text std::system_error appends,
+// and only its first line (an event's message goes on with a caret).
+std::string reason(const Error& e)
+{
+    std::string msg = e.what();
+    const std::string suffix = ": " + e.code().message();
+    if (msg.size() >= suffix.size() &&
+        msg.compare(msg.size() - suffix.size(), suffix.size(), suffix) == 0)
+        msg.resize(msg.size() - suffix.size());
+    return msg.substr(0, msg.find('\n'));
+}
+
+std::string one_line(std::string text)
+{
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    return text;
+}
+
+}  // namespace
+
+std::chrono::nanoseconds parse_duration(std::string_view text)
+{
+    const std::string allowed =
+        "; give seconds, more than 0 and at most " + std::to_string(kMaxDurationS) + " (365 days)";
+    double seconds = 0;
+    const char* const last = text.data() + text.size();
+    const auto result = std::from_chars(text.data(), last, seconds);
+    if (text.empty() || result.ec == std::errc::invalid_argument || result.ptr != last ||
+        std::isnan(seconds))
+        refuse("--duration", "'" + std::string(text) + "' is not a number" + allowed);
+    // Out of double's range, infinite, not positive or too long.
+    if (result.ec != std::errc{} || !(seconds > 0) || seconds > kMaxDurationS)
+        refuse("--duration", "'" + std::string(text) + "' is out of range" + allowed);
+    return std::chrono::nanoseconds(static_cast<std::int64_t>(std::ceil(seconds * 1e9)));
+}
+
+unsigned parse_interval_ms(std::string_view text)
+{
+    const std::string allowed = "; give milliseconds " + std::to_string(kMinIntervalMs) + "-" +
+                                std::to_string(kMaxIntervalMs);
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos)
+        refuse("-I/--interval-print",
+               "'" + std::string(text) + "' is not a whole number" + allowed);
+    std::uint64_t ms = 0;
+    const auto result = std::from_chars(text.data(), text.data() + text.size(), ms);
+    if (result.ec != std::errc{} || ms < kMinIntervalMs || ms > kMaxIntervalMs)
+        refuse("-I/--interval-print", "'" + std::string(text) + "' is out of range" + allowed);
+    return static_cast<unsigned>(ms);
+}
+
+std::string parse_separator(std::string_view text)
+{
+    const std::string allowed = "; give one or more characters, no line break (\\t: a tab)";
+    if (text.empty())
+        refuse("-x/--field-separator", "the separator is empty" + allowed);
+    if (text.find_first_of("\n\r") != std::string_view::npos)
+        refuse("-x/--field-separator", "the separator has a line break" + allowed);
+    if (text == "\\t")  // as perf
+        return "\t";
+    return std::string(text);
+}
+
+std::vector<EventSpec> parse_events(const std::vector<std::string>& lists)
+{
+    std::vector<EventSpec> events;
+    try {
+        if (lists.empty())
+            return parse_event_list(kDefaultEvents);
+        for (const auto& list : lists)
+            for (auto& e : parse_event_list(list))
+                events.push_back(std::move(e));
+    } catch (const Error& e) {
+        refuse("-e/--event", reason(e));
+    }
+    return events;
+}
+
+std::vector<std::uint32_t> parse_cpus(std::string_view text)
+{
+    try {
+        return parse_cpu_list(text);
+    } catch (const Error& e) {
+        refuse("-C/--cpu", reason(e));
+    }
+}
+
+Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
+{
+    // Everything after "--" is the command for `stat` to run.
+    int own_args = argc;
+    std::vector<std::string> command;
+    for (int i = 1; i < argc; ++i) {
+        if (std::string_view(argv[i]) == "--") {
+            own_args = i;
+            command.assign(argv + i + 1, argv + argc);
+            break;
+        }
+    }
+
+    Command cmd;
+    CLI::App app{"archpmu: the Intel architectural PMU through /dev/archpmu"};
+    app.require_subcommand(1);
+    cmd.device = kDefaultDevicePath;
+    app.add_option("-d,--device", cmd.device, "the archpmu device")->capture_default_str();
+
+    auto* info = app.add_subcommand("info", "describe every CPU's PMU, grouped by layout");
+    info->add_flag("-j,--json", cmd.json, "print JSON instead of a table");
+
+    StatOptions& st = cmd.stat;
+    std::vector<std::string> events;
+    std::string cpus;
+    std::string interval;
+    std::string separator;
+    std::string duration;
+    bool all_cpus = false;
+    auto* stat = app.add_subcommand(
+        "stat", "count events on CPUs while COMMAND runs (stat [options] -- COMMAND ARGS)");
+    stat->add_option("-e,--event", events,
+                     "events, comma-separated (default: cycles, instructions, ref-cycles, "
+                     "branches, branch-misses); repeatable")
+        ->type_name("EVENTS")
+        ->allow_extra_args(false);
+    auto* all_opt =
+        stat->add_flag("-a,--all-cpus", all_cpus, "count on every online CPU (the default)");
+    auto* cpu_opt = stat->add_option("-C,--cpu", cpus,
+                                     "count on these CPUs only (e.g. 0-3,6; CPUs 0-" +
+                                         std::to_string(kMaxCpuNumber) + ")")
+                        ->type_name("LIST")
+                        ->excludes(all_opt);
+    stat->add_flag("-A,--per-cpu", st.per_cpu, "a count per CPU instead of the sum");
+    auto* interval_opt =
+        stat->add_option("-I,--interval-print", interval,
+                         "print every MS milliseconds (" + std::to_string(kMinIntervalMs) + "-" +
+                             std::to_string(kMaxIntervalMs) + ")")
+            ->type_name("MS");
+    auto* json_opt = stat->add_flag("-j,--json", st.json, "JSON output");
+    auto* separator_opt = stat->add_option("-x,--field-separator", separator,
+                                           "CSV output with this separator (\\t: a tab)")
+                              ->type_name("SEP")
+                              ->excludes(json_opt);
+    auto* duration_opt = stat->add_option("--duration", duration,
+                                          "count for SECONDS, without a COMMAND (more than 0, "
+                                          "at most " +
+                                              std::to_string(kMaxDurationS) + ")")
+                             ->type_name("SECONDS");
+
+    const auto prefix = [&]() -> std::string {
+        if (stat->parsed())
+            return "archpmu stat: ";
+        if (info->parsed())
+            return "archpmu info: ";
+        return "archpmu: ";
+    };
+    const auto usage = [&](const std::string& what) {
+        cmd.status = 2;
+        cmd.error = prefix() + what;
+        return cmd;
+    };
+    try {
+        app.parse(own_args, argv);
+        if (cmd.device.empty())
+            refuse("-d/--device", "the path is empty; give the device node (default " +
+                                      std::string(kDefaultDevicePath) + ")");
+        if (info->parsed()) {
+            if (!command.empty())
+                return usage("takes no COMMAND (after --)");
+            cmd.action = Command::Action::info;
+            return cmd;
+        }
+        st.events = parse_events(events);
+        if (cpu_opt->count())
+            st.cpus = parse_cpus(cpus);
+        if (interval_opt->count())
+            st.interval_ms = parse_interval_ms(interval);
+        if (separator_opt->count())
+            st.separator = parse_separator(separator);
+        if (duration_opt->count())
+            st.duration = parse_duration(duration);
+        if (command.empty() && !st.duration && !st.interval_ms)
+            return usage(
+                "give a COMMAND (after --), --duration SECONDS or -I MS (then Ctrl-C "
+                "stops)");
+        if (!command.empty() && st.duration)
+            return usage("--duration and a COMMAND exclude each other");
+        st.device = cmd.device;
+        st.command = std::move(command);
+        cmd.action = Command::Action::stat;
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) {  // --help
+            cmd.status = app.exit(e, out, out);
+            return cmd;
+        }
+        return usage(one_line(e.what()));
+    } catch (const Error& e) {
+        cmd.status = 1;
+        cmd.error = prefix() + reason(e);
+    }
+    return cmd;
+}
+
+}  // namespace archpmu::tool

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// archpmu's command line: every argument is checked before anything runs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "archpmu/events.hpp"
+#include "stat.hpp"
+
+namespace archpmu::tool {
+
+// stat --duration SECONDS: more than 0, at most 365 days (steady_clock cannot overflow).
+inline constexpr std::uint32_t kMaxDurationS = 365U * 24 * 3600;
+// stat -I MS: perf's minimum of 10 ms, at most an hour.
+inline constexpr unsigned kMinIntervalMs = 10;
+inline constexpr unsigned kMaxIntervalMs = 3600000;
+
+// The checks of single options. Each throws archpmu::Error (EINVAL) whose message is
+// one line that starts with the option's name and says what the option takes.
+std::chrono::nanoseconds parse_duration(std::string_view text);  // --duration
+unsigned parse_interval_ms(std::string_view text);               // -I/--interval-print
+std::string parse_separator(std::string_view text);              // -x/--field-separator ("\t": tab)
+std::vector<EventSpec> parse_events(const std::vector<std::string>& lists);  // -e/--event
+std::vector<std::uint32_t> parse_cpus(std::string_view text);                // -C/--cpu
+
+// What the command line asks for.
+struct Command {
+    enum class Action { exit, info, stat };
+    Action action = Action::exit;
+    // Action::exit: the exit status (0 after --help), and for a bad command line one
+    // line for stderr that names the argument and what it takes. Status 1: an
+    // option's value is refused; 2: a usage error (unknown, missing or conflicting
+    // options or subcommands, no COMMAND for stat).
+    int status = 0;
+    std::string error;
+    std::string device;  // info
+    bool json = false;   // info --json
+    StatOptions stat;    // stat
+};
+
+// argv as main has it; everything after "--" is stat's COMMAND. --help prints to out.
+Command parse_command_line(int argc, const char* const* argv, std::ostream& out);
+
+}  // namespace archpmu::tool
