@@ -46,10 +46,16 @@ static void archpmu_batch_exec(void *info)
 {
 	struct archpmu_batch *b = info;
 
+	int err;
+
 	b->err = 0;
 	for (b->done = 0; b->done < b->nr; b->done++) {
-		b->err = exec_op(&b->ops[b->done]);
-		if (b->err)
+		err = exec_op(&b->ops[b->done]);
+		if (!err)
+			continue;
+		if (!b->err)
+			b->err = err;
+		if (!b->best_effort)
 			return;
 	}
 }
@@ -70,12 +76,13 @@ static int archpmu_batch_run_naive(unsigned int cpu, struct archpmu_batch *b)
 		if (smp_call_function_single(cpu, archpmu_batch_exec, &one, 1))
 			return -ENODEV;
 		b->done = i;
-		b->err = one.err;
-		if (one.err)
+		if (one.err && !b->err)
+			b->err = one.err;
+		if (one.err && !b->best_effort)
 			return one.err;
 	}
 	b->done = b->nr;
-	return 0;
+	return b->err;
 }
 
 /* Run @b on @cpu; stops at the first failing op (b->done says which). */
@@ -107,6 +114,13 @@ void archpmu_batch_add(struct archpmu_batch_buf *buf, u32 kind, u32 msr,
 int archpmu_batch_buf_run(unsigned int cpu, struct archpmu_batch_buf *buf)
 {
 	struct archpmu_batch b = { .ops = buf->ops, .nr = buf->nr };
+
+	return archpmu_batch_run(cpu, &b);
+}
+
+int archpmu_batch_buf_run_all(unsigned int cpu, struct archpmu_batch_buf *buf)
+{
+	struct archpmu_batch b = { .ops = buf->ops, .nr = buf->nr, .best_effort = true };
 
 	return archpmu_batch_run(cpu, &b);
 }

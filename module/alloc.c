@@ -62,9 +62,11 @@ static bool fixed_only(u64 config)
 
 u64 archpmu_counter_bit(u32 counter)
 {
+	u32 idx = counter & 0xff;
+
 	if (counter & ARCHPMU_COUNTER_FIXED)
-		return BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + (counter & 0xff));
-	return BIT_ULL(counter);
+		return idx < ARCHPMU_LEGACY_FIXED ? BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + idx) : 0;
+	return counter < ARCHPMU_LEGACY_GP ? BIT_ULL(counter) : 0;
 }
 
 int archpmu_check_event(const struct archpmu_pmu_desc *d,
@@ -105,11 +107,15 @@ static u64 gp_usable(const struct archpmu_pmu_desc *d)
 static int pin(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
 	       u64 taken, u32 *counter)
 {
+	bool fixed = ev->counter & ARCHPMU_COUNTER_FIXED;
 	u32 idx = ev->counter & 0xff;
 
 	if (ev->counter & ~(ARCHPMU_COUNTER_FIXED | 0xff))
 		return -ECHRNG;
-	if (ev->counter & ARCHPMU_COUNTER_FIXED) {
+	/* Before any BIT_ULL(idx): a shift by 64 or more is undefined. */
+	if (idx >= (fixed ? ARCHPMU_LEGACY_FIXED : ARCHPMU_LEGACY_GP))
+		return -ECHRNG;
+	if (fixed) {
 		if (!(fixed_usable(d) & BIT_ULL(idx)) ||
 		    archpmu_fixed_counter_of(ev->config) != (int)idx)
 			return -ECHRNG;

@@ -60,12 +60,15 @@ struct archpmu_batch_buf {
 void archpmu_batch_add(struct archpmu_batch_buf *buf, u32 kind, u32 msr,
 		       u64 val, u64 mask);
 int archpmu_batch_buf_run(unsigned int cpu, struct archpmu_batch_buf *buf);
+/* The same, but every op runs even after one fails (to unwind and restore). */
+int archpmu_batch_buf_run_all(unsigned int cpu, struct archpmu_batch_buf *buf);
 
 struct archpmu_batch {
 	struct archpmu_msr_op *ops;
 	unsigned int nr;
 	unsigned int done;	/* ops completed before an error */
-	int err;
+	int err;		/* the first error */
+	bool best_effort;	/* go on after an error */
 };
 
 int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b);
@@ -81,6 +84,11 @@ unsigned int archpmu_enum_count(void);
 void archpmu_enum_print_summary(void);
 const char *archpmu_event_name(unsigned int event);
 const char *archpmu_core_type_name(u32 core_type);
+
+/* perf_share.c */
+u64 archpmu_perf_held_gp(void);
+int archpmu_reserve_gp(u64 gp, u32 *failed);
+void archpmu_release_gp(u64 gp);
 
 /* counting.c */
 struct archpmu_file;

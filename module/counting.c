@@ -11,8 +11,12 @@
  * periodic fold, so they never wrap. Release stops the counters and puts
  * back what the PMU held before.
  *
- * Locking: cpus_read_lock(), then count_lock, then archpmu_file.lock is
- * never taken under count_lock. Hotplug callbacks take count_lock.
+ * Locking: archpmu_file.lock (one open file's ioctls), then
+ * cpus_read_lock(), then count_lock. Hotplug callbacks take count_lock.
+ * User memory is never touched under cpus_read_lock() or count_lock: a
+ * page that faults slowly (userfaultfd, a network file) would stall every
+ * other session and all CPU hotplug. Inputs are copied in before the locks
+ * are taken, results copied out after they are dropped.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -52,6 +56,7 @@ struct count_cpu {
 	bool programmed;	/* our counters are on the CPU (false while offline) */
 	struct archpmu_pmu_desc desc;
 	u64 used;		/* our counters: GP i = bit i, fixed j = bit 32 + j */
+	u64 agent_busy;		/* of those, the ones cpu_save() found in use */
 	struct count_slot slot[ARCHPMU_MAX_EVENTS];
 	u64 saved_evtsel[ARCHPMU_LEGACY_GP];
 	u64 saved_pmc[ARCHPMU_LEGACY_GP];
@@ -71,7 +76,7 @@ struct archpmu_session {
 	struct archpmu_event ev[ARCHPMU_MAX_EVENTS];
 	unsigned int nr_cpus;
 	struct count_cpu *cpus;
-	u64 gp_reserved;	/* GP counters whose perf reservation we hold */
+	u64 gp_reserved;	/* GP counters whose perf reservation we hold (perf_share.c) */
 	bool running;
 	unsigned long fold_period;
 	struct delayed_work fold_work;
@@ -89,7 +94,6 @@ struct archpmu_file {
 static DEFINE_MUTEX(count_lock);
 static LIST_HEAD(count_sessions);
 static u64 *cpu_taken;		/* per CPU: counters held by any session */
-static unsigned int gp_reserve_refs[ARCHPMU_LEGACY_GP];
 
 static u64 used_gp(const struct count_cpu *cc)
 {
@@ -171,22 +175,23 @@ static bool has_global(const struct count_cpu *cc)
 	return cc->desc.version >= 2;
 }
 
-/* Whether IA32_FIXED_CTR_CTRL enables or arms one of our fixed counters. */
-static bool fixed_in_use(const struct count_cpu *cc, u64 fixed_ctrl)
+/* Our fixed counters (as busy-mask bits) that IA32_FIXED_CTR_CTRL enables or arms. */
+static u64 fixed_in_use(const struct count_cpu *cc, u64 fixed_ctrl)
 {
 	u64 live = ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR | ARCHPMU_FIXED_PMI;
+	u64 busy = 0;
 	u32 j;
 
 	for (j = 0; j < ARCHPMU_LEGACY_FIXED; j++)
 		if ((used_fixed(cc) & BIT_ULL(j)) &&
 		    (fixed_ctrl >> ARCHPMU_FIXED_SHIFT(j)) & live)
-			return true;
-	return false;
+			busy |= BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + j);
+	return busy;
 }
 
 /* --- per-CPU operations, each one batch in one cross-call ---------------- */
 
-/* Read what the PMU holds in our counters; refuse counters in use. */
+/* Read what the PMU holds in our counters; refuse counters in use (cc->agent_busy). */
 static int cpu_save(struct archpmu_session *s, struct count_cpu *cc)
 {
 	struct archpmu_batch_buf *b = s->buf;
@@ -211,6 +216,7 @@ static int cpu_save(struct archpmu_session *s, struct count_cpu *cc)
 	}
 	if (cc->desc.version >= 4)
 		archpmu_batch_add(b, ARCHPMU_MSR_READ, ARCHPMU_MSR_GLOBAL_INUSE, 0, 0);
+	cc->agent_busy = 0;
 	ret = archpmu_batch_buf_run(cc->cpu, b);
 	if (ret) {
 		pr_err("CPU %u: reading the PMU failed (%d)\n", cc->cpu, ret);
@@ -225,7 +231,7 @@ static int cpu_save(struct archpmu_session *s, struct count_cpu *cc)
 		if (cc->saved_evtsel[i] & (ARCHPMU_EVTSEL_EN | ARCHPMU_EVTSEL_INT)) {
 			pr_warn("CPU %u: GP counter %u is in use by another agent (IA32_PERFEVTSEL%u = %#llx has EN or INT set); stop that tool first\n",
 				cc->cpu, i, i, cc->saved_evtsel[i]);
-			ret = -EBUSY;
+			cc->agent_busy |= BIT_ULL(i);
 		}
 	}
 	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
@@ -238,7 +244,7 @@ static int cpu_save(struct archpmu_session *s, struct count_cpu *cc)
 		if (fixed_in_use(cc, fixed_ctrl)) {
 			pr_warn("CPU %u: a fixed counter is in use by another agent (IA32_FIXED_CTR_CTRL = %#llx); stop that tool first\n",
 				cc->cpu, fixed_ctrl);
-			ret = -EBUSY;
+			cc->agent_busy |= fixed_in_use(cc, fixed_ctrl);
 		}
 	}
 	if (cc->desc.version >= 4) {
@@ -246,13 +252,18 @@ static int cpu_save(struct archpmu_session *s, struct count_cpu *cc)
 		if (inuse & cc->used) {
 			pr_warn("CPU %u: counters %#llx are in use by another agent (IA32_PERF_GLOBAL_INUSE = %#llx); stop that tool first\n",
 				cc->cpu, inuse & cc->used, inuse);
-			ret = -EBUSY;
+			cc->agent_busy |= inuse & cc->used;
 		}
 	}
-	return ret;
+	return cc->agent_busy ? -EBUSY : 0;
 }
 
-/* Program our counters from zero; counting if @start. */
+static int cpu_restore(struct archpmu_session *s, struct count_cpu *cc);
+
+/*
+ * Program our counters from zero; counting if @start. A failure part-way
+ * puts back everything cpu_save() read, so the CPU is left as found.
+ */
 static int cpu_program(struct archpmu_session *s, struct count_cpu *cc, bool start)
 {
 	struct archpmu_batch_buf *b = s->buf;
@@ -267,14 +278,13 @@ static int cpu_program(struct archpmu_session *s, struct count_cpu *cc, bool sta
 
 		if (!is_fixed(c))
 			archpmu_batch_add(b, ARCHPMU_MSR_WRITE, ARCHPMU_MSR_PERFEVTSEL0 + c,
-					  evtsel_image(s->ev[i].config,
-						       has_global(cc) || start), 0);
+					  evtsel_image(s->ev[i].config, start), 0);
 		archpmu_batch_add(b, ARCHPMU_MSR_WRITE, counter_msr(cc, c, true), 0, 0);
 		cc->slot[i].prev = 0;
 	}
 	if (used_fixed(cc))
 		archpmu_batch_add(b, ARCHPMU_MSR_MODIFY, ARCHPMU_MSR_FIXED_CTR_CTRL,
-				  fixed_ctrl_value(s, cc), fixed_ctrl_mask(cc));
+				  start ? fixed_ctrl_value(s, cc) : 0, fixed_ctrl_mask(cc));
 	if (has_global(cc)) {
 		archpmu_batch_add(b, ARCHPMU_MSR_ACK, 0, 0, cc->used);
 		if (start)
@@ -282,28 +292,40 @@ static int cpu_program(struct archpmu_session *s, struct count_cpu *cc, bool sta
 					  cc->used, cc->used);
 	}
 	ret = archpmu_batch_buf_run(cc->cpu, b);
-	if (ret)
-		pr_err("CPU %u: programming the counters failed (%d)\n", cc->cpu, ret);
-	else
-		cc->programmed = true;
+	cc->programmed = true;	/* if only in part: cpu_restore() undoes it */
+	if (ret) {
+		pr_err("CPU %u: programming the counters failed (%d); the PMU is put back as it was\n",
+		       cc->cpu, ret);
+		cpu_restore(s, cc);
+	}
 	return ret;
 }
 
-/* Start or stop our counters: GLOBAL_CTRL on v2+, the EN bits on v1. */
+/*
+ * Start or stop our counters. Each is gated by its own enable (EN, or its
+ * nibble of IA32_FIXED_CTR_CTRL) and on v2+ by its GLOBAL_CTRL bit as well:
+ * an agent that rewrites GLOBAL_CTRL wholesale, as perf does, then neither
+ * starts a stopped session nor keeps a running one stopped once it enables
+ * again.
+ */
 static void add_enable(const struct archpmu_session *s, const struct count_cpu *cc,
 		       struct archpmu_batch_buf *b, bool enable)
 {
 	unsigned int i;
 
-	if (has_global(cc)) {
-		archpmu_batch_add(b, ARCHPMU_MSR_MODIFY, ARCHPMU_MSR_GLOBAL_CTRL,
-				  enable ? cc->used : 0, cc->used);
-		return;
-	}
+	if (has_global(cc) && !enable)
+		archpmu_batch_add(b, ARCHPMU_MSR_MODIFY, ARCHPMU_MSR_GLOBAL_CTRL, 0, cc->used);
 	for (i = 0; i < s->nr_events; i++)
-		archpmu_batch_add(b, ARCHPMU_MSR_WRITE,
-				  ARCHPMU_MSR_PERFEVTSEL0 + cc->slot[i].counter,
-				  evtsel_image(s->ev[i].config, enable), 0);
+		if (!is_fixed(cc->slot[i].counter))
+			archpmu_batch_add(b, ARCHPMU_MSR_WRITE,
+					  ARCHPMU_MSR_PERFEVTSEL0 + cc->slot[i].counter,
+					  evtsel_image(s->ev[i].config, enable), 0);
+	if (used_fixed(cc))
+		archpmu_batch_add(b, ARCHPMU_MSR_MODIFY, ARCHPMU_MSR_FIXED_CTR_CTRL,
+				  enable ? fixed_ctrl_value(s, cc) : 0, fixed_ctrl_mask(cc));
+	if (has_global(cc) && enable)
+		archpmu_batch_add(b, ARCHPMU_MSR_MODIFY, ARCHPMU_MSR_GLOBAL_CTRL,
+				  cc->used, cc->used);
 }
 
 static void fold(struct count_slot *slot, u64 raw, u64 width_mask)
@@ -395,7 +417,7 @@ static int cpu_restore(struct archpmu_session *s, struct count_cpu *cc)
 		archpmu_batch_add(b, ARCHPMU_MSR_MODIFY, ARCHPMU_MSR_GLOBAL_CTRL,
 				  cc->saved_global_ctrl, cc->used);
 	}
-	ret = archpmu_batch_buf_run(cc->cpu, b);
+	ret = archpmu_batch_buf_run_all(cc->cpu, b);
 	if (ret)
 		pr_err("CPU %u: restoring the PMU failed (%d)\n", cc->cpu, ret);
 	cc->programmed = false;
@@ -410,48 +432,6 @@ static void times_stop(struct count_cpu *cc, u64 now)
 	if (cc->programmed)
 		cc->running_ns += now - cc->since;
 	cc->since = now;
-}
-
-/* --- reservations against perf ------------------------------------------ */
-
-static void release_gp(u64 gp)
-{
-	u32 i;
-
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
-		if (!(gp & BIT_ULL(i)) || --gp_reserve_refs[i])
-			continue;
-		release_evntsel_nmi(ARCHPMU_MSR_PERFEVTSEL0 + i);
-		release_perfctr_nmi(ARCHPMU_MSR_PMC0 + i);
-	}
-}
-
-static int reserve_gp(u64 gp)
-{
-	u64 done = 0;
-	u32 i;
-
-	lockdep_assert_held(&count_lock);
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
-		if (!(gp & BIT_ULL(i)))
-			continue;
-		if (!gp_reserve_refs[i]) {
-			if (!reserve_perfctr_nmi(ARCHPMU_MSR_PMC0 + i))
-				goto busy;
-			if (!reserve_evntsel_nmi(ARCHPMU_MSR_PERFEVTSEL0 + i)) {
-				release_perfctr_nmi(ARCHPMU_MSR_PMC0 + i);
-				goto busy;
-			}
-		}
-		gp_reserve_refs[i]++;
-		done |= BIT_ULL(i);
-	}
-	return 0;
-busy:
-	pr_warn("GP counter %u is held by perf (a perf_event_open user, or the NMI watchdog: 'sysctl kernel.nmi_watchdog=0' frees it)\n",
-		i);
-	release_gp(done);
-	return -EBUSY;
 }
 
 /* --- sessions ------------------------------------------------------------ */
@@ -502,17 +482,16 @@ static void fold_work_fn(struct work_struct *work)
 static void session_teardown(struct archpmu_session *s)
 {
 	unsigned int i;
-	u64 gp = 0;
 
 	lockdep_assert_held(&count_lock);
 	for (i = 0; i < s->nr_cpus; i++) {
 		struct count_cpu *cc = &s->cpus[i];
 
 		cpu_restore(s, cc);
+		/* Allocation kept cc->used clear of every other session's counters. */
 		cpu_taken[cc->cpu] &= ~cc->used;
-		gp |= used_gp(cc);
 	}
-	release_gp(s->gp_reserved & gp);
+	archpmu_release_gp(s->gp_reserved);
 	s->gp_reserved = 0;
 }
 
@@ -526,44 +505,53 @@ static void session_free(struct archpmu_session *s)
 	kfree(s);
 }
 
-/* The CPUs of the session, ascending: the caller's list or every online CPU. */
-static int session_cpus(struct archpmu_session *s, const struct archpmu_count_open *cmd,
+/* Stop, restore and free a session that is on count_sessions. */
+static void session_destroy(struct archpmu_session *s)
+{
+	cpus_read_lock();
+	mutex_lock(&count_lock);
+	s->running = false;
+	list_del(&s->node);
+	session_teardown(s);
+	mutex_unlock(&count_lock);
+	cpus_read_unlock();
+	/* Not running any more: a fold still queued finds nothing to do. */
+	cancel_delayed_work_sync(&s->fold_work);
+	session_free(s);
+}
+
+/* The session's CPUs, ascending: @cpus (already copied in) or every online CPU. */
+static int session_cpus(struct archpmu_session *s, const u32 *cpus, u32 nr_cpus,
 			struct archpmu_count_open *out)
 {
-	const u32 __user *ucpus = u64_to_user_ptr(cmd->cpus);
 	unsigned int i, n = 0;
 	cpumask_var_t mask;
 	int ret = 0;
 
+	lockdep_assert_held(&count_lock);	/* and cpus_read_lock() */
 	if (!zalloc_cpumask_var(&mask, GFP_KERNEL))
 		return -ENOMEM;
-	if (!cmd->nr_cpus) {
+	if (!nr_cpus)
 		cpumask_copy(mask, cpu_online_mask);
-	} else {
-		for (i = 0; i < cmd->nr_cpus; i++) {
-			u32 cpu;
+	for (i = 0; i < nr_cpus; i++) {
+		u32 cpu = cpus[i];
 
-			if (get_user(cpu, ucpus + i)) {
-				ret = -EFAULT;
-				goto out;
-			}
-			out->bad_cpu = cpu;
-			if (cpu >= nr_cpu_ids) {
-				ret = -ENXIO;
-				goto out;
-			}
-			cpu = array_index_nospec(cpu, nr_cpu_ids);
-			if (cpumask_test_and_set_cpu(cpu, mask)) {
-				ret = -EINVAL;
-				goto out;
-			}
-			if (!cpu_online(cpu)) {
-				ret = -ENODEV;
-				goto out;
-			}
+		out->bad_cpu = cpu;
+		if (cpu >= nr_cpu_ids) {
+			ret = -ENXIO;
+			goto out;
 		}
-		out->bad_cpu = ~0U;
+		cpu = array_index_nospec(cpu, nr_cpu_ids);
+		if (cpumask_test_and_set_cpu(cpu, mask)) {
+			ret = -EINVAL;
+			goto out;
+		}
+		if (!cpu_online(cpu)) {
+			ret = -ENODEV;
+			goto out;
+		}
 	}
+	out->bad_cpu = ~0U;
 	s->cpus = kvcalloc(cpumask_weight(mask), sizeof(*s->cpus), GFP_KERNEL);
 	if (!s->cpus) {
 		ret = -ENOMEM;
@@ -591,9 +579,60 @@ static struct archpmu_session *holder_of(unsigned int cpu, u64 bits)
 	return NULL;
 }
 
-/* Validate and allocate on every CPU; nothing is touched yet. */
+/* The first event of @s whose counter on @cc is one of @bits. */
+static unsigned int event_on(const struct archpmu_session *s, const struct count_cpu *cc,
+			     u64 bits)
+{
+	unsigned int e;
+
+	for (e = 0; e < s->nr_events; e++)
+		if (archpmu_counter_bit(cc->slot[e].counter) & bits)
+			return e;
+	return ~0U;
+}
+
+static const char perf_fix[] =
+	"a perf_event_open user, or the NMI watchdog: 'sysctl kernel.nmi_watchdog=0' frees it";
+
+/* Say who holds the counters that event @bad needed on @cc's CPU. */
+static void name_holder(const struct archpmu_session *s, const struct count_cpu *cc,
+			u64 perf_held, unsigned int bad, struct archpmu_count_open *out)
+{
+	const struct archpmu_event *ev = &s->ev[bad];
+	u32 counters[ARCHPMU_MAX_EVENTS];
+	struct archpmu_session *holder;
+	unsigned int ignored;
+
+	/* perf is in the way if the events fit around the other sessions alone. */
+	if (!archpmu_allocate(&cc->desc, s->ev, s->nr_events, cpu_taken[cc->cpu], counters,
+			      &ignored)) {
+		out->busy_holder = ARCHPMU_HOLDER_PERF;
+		if (ev->flags & ARCHPMU_EVENT_PIN)
+			pr_warn("CPU %u: event %u: GP counter %u is held by perf (%s)\n",
+				cc->cpu, bad, ev->counter, perf_fix);
+		else
+			pr_warn("CPU %u: event %u does not fit: GP counters %#llx are held by perf (%s)\n",
+				cc->cpu, bad, perf_held, perf_fix);
+		return;
+	}
+	holder = holder_of(cc->cpu, cpu_taken[cc->cpu]);
+	if (!holder)
+		return;
+	out->busy_holder = ARCHPMU_HOLDER_SESSION;
+	out->busy_pid = holder->pid;
+	pr_warn("CPU %u: event %u does not fit: the counters it could use are held by the archpmu session of pid %d (%s)\n",
+		cc->cpu, bad, holder->pid, holder->comm);
+}
+
+/*
+ * Validate and allocate on every CPU, around the counters of other sessions
+ * and of perf; nothing is touched yet. Sets s->gp_reserved to the GP
+ * counters whose perf reservation the session needs: those it uses, or, for
+ * a session of fixed counters only, one more, so perf stays out.
+ */
 static int session_plan(struct archpmu_session *s, struct archpmu_count_open *out)
 {
+	u64 perf_held = archpmu_perf_held_gp(), exists = 0, gp = 0;
 	u32 counters[ARCHPMU_MAX_EVENTS];
 	unsigned int c, e, bad = 0;
 	int ret;
@@ -613,15 +652,26 @@ static int session_plan(struct archpmu_session *s, struct archpmu_count_open *ou
 				return ret;
 			}
 		}
-		ret = archpmu_allocate(&cc->desc, s->ev, s->nr_events,
-				       cpu_taken[cc->cpu], counters, &bad);
-		if (ret) {
-			struct archpmu_session *holder = holder_of(cc->cpu, cpu_taken[cc->cpu]);
+		exists |= cc->desc.gp_mask & GP_BITS;
+	}
+	out->bad_cpu = ~0U;
+	if (exists && !(exists & ~perf_held)) {
+		out->busy_holder = ARCHPMU_HOLDER_PERF;
+		pr_warn("perf holds every GP counter (%s); archpmu and perf cannot share the PMU: stop perf first\n",
+			perf_fix);
+		return -EBUSY;
+	}
 
+	for (c = 0; c < s->nr_cpus; c++) {
+		struct count_cpu *cc = &s->cpus[c];
+
+		out->bad_cpu = cc->cpu;
+		ret = archpmu_allocate(&cc->desc, s->ev, s->nr_events,
+				       cpu_taken[cc->cpu] | perf_held, counters, &bad);
+		if (ret) {
 			out->bad_event = bad;
-			if (ret == -EBUSY && holder)
-				pr_warn("CPU %u: event %u does not fit: the counters it could use are held by the archpmu session of pid %d (%s)\n",
-					cc->cpu, bad, holder->pid, holder->comm);
+			if (ret == -EBUSY)
+				name_holder(s, cc, perf_held, bad, out);
 			return ret;
 		}
 		cc->used = 0;
@@ -629,25 +679,36 @@ static int session_plan(struct archpmu_session *s, struct archpmu_count_open *ou
 			cc->slot[e].counter = counters[e];
 			cc->used |= archpmu_counter_bit(counters[e]);
 		}
+		gp |= used_gp(cc);
 	}
 	out->bad_cpu = ~0U;
+	if (!gp && (exists & ~perf_held))
+		gp = BIT_ULL(__ffs64(exists & ~perf_held));
+	s->gp_reserved = gp;
 	return 0;
 }
 
-static int session_open(struct archpmu_file *f, struct archpmu_count_open *cmd)
+/*
+ * Create, check and program a session (not yet the file's); on any error
+ * nothing of it is left. @cmd's out fields say what was refused.
+ */
+static int session_create(struct archpmu_file *f, struct archpmu_count_open *cmd,
+			  struct archpmu_session **out)
 {
 	struct archpmu_event __user *uev = u64_to_user_ptr(cmd->events);
 	struct archpmu_session *s;
-	unsigned int c, e;
-	u64 gp = 0;
+	u32 *cpus = NULL, failed;
+	unsigned int c;
+	u64 gp;
 	int ret;
 
 	cmd->bad_event = ~0U;
 	cmd->bad_cpu = ~0U;
+	cmd->busy_holder = ARCHPMU_HOLDER_UNKNOWN;
+	cmd->busy_pid = 0;
 	if (!perfmon_capable())
 		return -EPERM;
-	if (cmd->flags || cmd->__reserved0 || cmd->__reserved[0] || cmd->__reserved[1] ||
-	    !cmd->nr_events)
+	if (cmd->flags || cmd->__reserved0 || cmd->__reserved[0] || !cmd->nr_events)
 		return -EINVAL;
 	if (cmd->nr_events > ARCHPMU_MAX_EVENTS || cmd->nr_cpus > nr_cpu_ids)
 		return -E2BIG;
@@ -666,14 +727,24 @@ static int session_open(struct archpmu_file *f, struct archpmu_count_open *cmd)
 		ret = -ENOMEM;
 		goto err_free;
 	}
+	/* Every user input is in before the locks (see the top of this file). */
 	if (copy_from_user(s->ev, uev, s->nr_events * sizeof(*s->ev))) {
 		ret = -EFAULT;
 		goto err_free;
 	}
+	if (cmd->nr_cpus) {
+		cpus = vmemdup_user(u64_to_user_ptr(cmd->cpus),
+				    array_size(cmd->nr_cpus, sizeof(*cpus)));
+		if (IS_ERR(cpus)) {
+			ret = PTR_ERR(cpus);
+			cpus = NULL;
+			goto err_free;
+		}
+	}
 
 	cpus_read_lock();
 	mutex_lock(&count_lock);
-	ret = session_cpus(s, cmd, cmd);
+	ret = session_cpus(s, cpus, cmd->nr_cpus, cmd);
 	if (ret)
 		goto err_unlock;
 	ret = session_plan(s, cmd);
@@ -684,17 +755,27 @@ static int session_open(struct archpmu_file *f, struct archpmu_count_open *cmd)
 		ret = -ENOMEM;
 		goto err_unlock;
 	}
-	for (c = 0; c < s->nr_cpus; c++)
-		gp |= used_gp(&s->cpus[c]);
-	ret = reserve_gp(gp);
-	if (ret)
+	gp = s->gp_reserved;
+	s->gp_reserved = 0;
+	ret = archpmu_reserve_gp(gp, &failed);
+	if (ret) {
+		cmd->busy_holder = ARCHPMU_HOLDER_PERF;
+		pr_warn("GP counter %u is held by perf (%s)\n", failed, perf_fix);
 		goto err_unlock;
+	}
 	s->gp_reserved = gp;
 	for (c = 0; c < s->nr_cpus; c++) {
-		cmd->bad_cpu = s->cpus[c].cpu;
-		ret = cpu_save(s, &s->cpus[c]);
-		if (ret)
+		struct count_cpu *cc = &s->cpus[c];
+
+		cmd->bad_cpu = cc->cpu;
+		ret = cpu_save(s, cc);
+		if (ret) {
+			if (ret == -EBUSY) {
+				cmd->busy_holder = ARCHPMU_HOLDER_AGENT;
+				cmd->bad_event = event_on(s, cc, cc->agent_busy);
+			}
 			goto err_release;
+		}
 	}
 	for (c = 0; c < s->nr_cpus; c++) {
 		cmd->bad_cpu = s->cpus[c].cpu;
@@ -704,19 +785,13 @@ static int session_open(struct archpmu_file *f, struct archpmu_count_open *cmd)
 		cpu_taken[s->cpus[c].cpu] |= s->cpus[c].used;
 	}
 	cmd->bad_cpu = ~0U;
+	cmd->nr_cpus_opened = s->nr_cpus;
 	s->fold_period = fold_period(s);
 	list_add(&s->node, &count_sessions);
-	f->session = s;
 	mutex_unlock(&count_lock);
 	cpus_read_unlock();
-
-	for (e = 0; e < s->nr_events; e++) {
-		u32 counter = s->cpus[0].slot[e].counter;
-
-		if (put_user(counter, &uev[e].counter))
-			return -EFAULT;	/* the session stays: the fd owns it */
-	}
-	cmd->nr_cpus_opened = s->nr_cpus;
+	kvfree(cpus);
+	*out = s;
 	return 0;
 
 err_release:
@@ -725,8 +800,38 @@ err_unlock:
 	mutex_unlock(&count_lock);
 	cpus_read_unlock();
 err_free:
+	kvfree(cpus);
 	session_free(s);
 	return ret;
+}
+
+/*
+ * COUNT_OPEN. The session becomes the file's only once everything the
+ * caller is told has been written back: a failure there (EFAULT) destroys it
+ * like any other refusal.
+ */
+static int count_open(struct archpmu_file *f, struct archpmu_count_open *cmd,
+		      void __user *ubuf, u32 user_size)
+{
+	struct archpmu_event __user *uev = u64_to_user_ptr(cmd->events);
+	struct archpmu_session *s = NULL;
+	unsigned int e;
+	int ret;
+
+	ret = session_create(f, cmd, &s);
+	for (e = 0; !ret && e < s->nr_events; e++)
+		if (put_user(s->cpus[0].slot[e].counter, &uev[e].counter))
+			ret = -EFAULT;
+	/* The out fields say which event and CPU, even on a refusal. */
+	if (copy_to_user(ubuf, cmd, min_t(size_t, user_size, sizeof(*cmd))))
+		ret = -EFAULT;
+	if (ret) {
+		if (s)
+			session_destroy(s);
+		return ret;
+	}
+	f->session = s;
+	return 0;
 }
 
 static int session_ctl(struct archpmu_session *s, unsigned int cmd)
@@ -740,6 +845,7 @@ static int session_ctl(struct archpmu_session *s, unsigned int cmd)
 	for (c = 0; c < s->nr_cpus; c++) {
 		struct count_cpu *cc = &s->cpus[c];
 
+		err = 0;
 		switch (cmd) {
 		case ARCHPMU_IOC_COUNT_START:
 			if (s->running)
@@ -834,20 +940,8 @@ struct archpmu_file *archpmu_file_alloc(void)
 
 void archpmu_file_release(struct archpmu_file *f)
 {
-	struct archpmu_session *s = f->session;
-
-	if (s) {
-		cpus_read_lock();
-		mutex_lock(&count_lock);
-		s->running = false;
-		list_del(&s->node);
-		session_teardown(s);
-		mutex_unlock(&count_lock);
-		cpus_read_unlock();
-		/* Not running any more: a fold still queued finds nothing to do. */
-		cancel_delayed_work_sync(&s->fold_work);
-		session_free(s);
-	}
+	if (f->session)
+		session_destroy(f->session);
 	kfree(f);
 }
 
@@ -860,11 +954,7 @@ long archpmu_count_ioctl(struct archpmu_file *f, unsigned int cmd, void *cmd_buf
 	mutex_lock(&f->lock);
 	switch (cmd) {
 	case ARCHPMU_IOC_COUNT_OPEN:
-		ret = session_open(f, cmd_buf);
-		/* The out fields say which event and CPU, even on a refusal. */
-		if (copy_to_user(ubuf, cmd_buf,
-				 min_t(size_t, user_size, sizeof(struct archpmu_count_open))))
-			ret = -EFAULT;
+		ret = count_open(f, cmd_buf, ubuf, user_size);
 		break;
 	case ARCHPMU_IOC_COUNT_READ: {
 		struct archpmu_count_read *rd = cmd_buf;

@@ -53,47 +53,130 @@ static char *model_hybrid_cpus;
 module_param(model_hybrid_cpus, charp, 0444);
 MODULE_PARM_DESC(model_hybrid_cpus, "CPU list of the second core type (E-cores); makes the model hybrid");
 
+#define MODEL_MAX_RATE_PERCENT	1000
+
+/*
+ * Every numeric parameter is checked as it is set: a bad one fails the load
+ * with -EINVAL and a line naming the parameter, the value and the range.
+ */
+struct model_num_param {
+	void *val;
+	bool is_u64;
+	u64 lo, hi;
+};
+
+static int model_num_set(const char *text, const struct kernel_param *kp)
+{
+	const struct model_num_param *p = kp->arg;
+	u64 v;
+	int ret = kstrtou64(text, 0, &v);
+
+	if (ret == -ERANGE || (!ret && (v < p->lo || v > p->hi))) {
+		pr_err("%s=%s is out of range (allowed: %llu-%llu)\n", kp->name, text,
+		       p->lo, p->hi);
+		return -EINVAL;
+	}
+	if (ret) {
+		pr_err("%s='%s' is not a number (allowed: %llu-%llu)\n", kp->name, text,
+		       p->lo, p->hi);
+		return -EINVAL;
+	}
+	if (p->is_u64)
+		*(u64 *)p->val = v;
+	else
+		*(uint *)p->val = v;
+	return 0;
+}
+
+static int model_num_get(char *buf, const struct kernel_param *kp)
+{
+	const struct model_num_param *p = kp->arg;
+
+	return sysfs_emit(buf, "%llu\n", p->is_u64 ? *(u64 *)p->val : *(uint *)p->val);
+}
+
+static const struct kernel_param_ops model_num_ops = {
+	.set = model_num_set,
+	.get = model_num_get,
+};
+
 static uint model_version = 4;
-module_param(model_version, uint, 0444);
+static struct model_num_param model_version_param = {
+	.val = &model_version, .lo = 1, .hi = 6,
+};
+module_param_cb(model_version, &model_num_ops, &model_version_param, 0444);
 MODULE_PARM_DESC(model_version, "Architectural PMU version, 1-6 (default 4)");
 static uint model_gp = 4;
-module_param(model_gp, uint, 0444);
+static struct model_num_param model_gp_param = {
+	.val = &model_gp, .lo = 1, .hi = ARCHPMU_LEGACY_GP,
+};
+module_param_cb(model_gp, &model_num_ops, &model_gp_param, 0444);
 MODULE_PARM_DESC(model_gp, "General-purpose counters, 1-8 (default 4)");
 static uint model_gp_width = 48;
-module_param(model_gp_width, uint, 0444);
+static struct model_num_param model_gp_width_param = {
+	.val = &model_gp_width, .lo = 8, .hi = 64,
+};
+module_param_cb(model_gp_width, &model_num_ops, &model_gp_width_param, 0444);
 MODULE_PARM_DESC(model_gp_width, "GP counter width in bits, 8-64 (default 48)");
 static uint model_fixed = 3;
-module_param(model_fixed, uint, 0444);
+static struct model_num_param model_fixed_param = {
+	.val = &model_fixed, .lo = 0, .hi = ARCHPMU_LEGACY_FIXED,
+};
+module_param_cb(model_fixed, &model_num_ops, &model_fixed_param, 0444);
 MODULE_PARM_DESC(model_fixed, "Contiguous fixed counters, CPUID.0AH:EDX[4:0], 0-7 (default 3)");
 static uint model_fixed_mask;
-module_param(model_fixed_mask, uint, 0444);
+static struct model_num_param model_fixed_mask_param = {
+	.val = &model_fixed_mask, .lo = 0, .hi = BIT(ARCHPMU_LEGACY_FIXED) - 1,
+};
+module_param_cb(model_fixed_mask, &model_num_ops, &model_fixed_mask_param, 0444);
 MODULE_PARM_DESC(model_fixed_mask, "v5+: fixed-counter bitmap CPUID.0AH:ECX, bits 0-6 (default 0)");
 static uint model_fixed_width = 48;
-module_param(model_fixed_width, uint, 0444);
+static struct model_num_param model_fixed_width_param = {
+	.val = &model_fixed_width, .lo = 8, .hi = 64,
+};
+module_param_cb(model_fixed_width, &model_num_ops, &model_fixed_width_param, 0444);
 MODULE_PARM_DESC(model_fixed_width, "Fixed counter width in bits, 8-64 (default 48)");
 static uint model_events_len = 7;
-module_param(model_events_len, uint, 0444);
+static struct model_num_param model_events_len_param = {
+	.val = &model_events_len, .lo = 0, .hi = ARCHPMU_NR_ARCH_EVENTS,
+};
+module_param_cb(model_events_len, &model_num_ops, &model_events_len_param, 0444);
 MODULE_PARM_DESC(model_events_len, "Length of the event vector CPUID.0AH:EAX[31:24], 0-13 (default 7)");
 static uint model_events_unavail;
-module_param(model_events_unavail, uint, 0444);
+static struct model_num_param model_events_unavail_param = {
+	.val = &model_events_unavail, .lo = 0, .hi = U32_MAX,
+};
+module_param_cb(model_events_unavail, &model_num_ops, &model_events_unavail_param, 0444);
 MODULE_PARM_DESC(model_events_unavail, "CPUID.0AH:EBX, bit n = event n unavailable (default 0)");
 static bool model_anythread_deprecated;
 module_param(model_anythread_deprecated, bool, 0444);
 MODULE_PARM_DESC(model_anythread_deprecated, "CPUID.0AH:EDX[15] (default 0)");
 static uint model_hybrid_gp;
-module_param(model_hybrid_gp, uint, 0444);
+static struct model_num_param model_hybrid_gp_param = {
+	.val = &model_hybrid_gp, .lo = 0, .hi = ARCHPMU_LEGACY_GP,
+};
+module_param_cb(model_hybrid_gp, &model_num_ops, &model_hybrid_gp_param, 0444);
 MODULE_PARM_DESC(model_hybrid_gp, "E-core GP counters (default: model_gp)");
 static uint model_hybrid_fixed_mask;
-module_param(model_hybrid_fixed_mask, uint, 0444);
+static struct model_num_param model_hybrid_fixed_mask_param = {
+	.val = &model_hybrid_fixed_mask, .lo = 0, .hi = BIT(ARCHPMU_LEGACY_FIXED) - 1,
+};
+module_param_cb(model_hybrid_fixed_mask, &model_num_ops, &model_hybrid_fixed_mask_param, 0444);
 MODULE_PARM_DESC(model_hybrid_fixed_mask, "E-core fixed-counter bitmap (default: as the P-core)");
 static bool model_full_width;
 module_param(model_full_width, bool, 0444);
 MODULE_PARM_DESC(model_full_width, "Full-width counter writes, PERF_CAPABILITIES[13] (default 0)");
-static unsigned long long model_perf_caps;
-module_param(model_perf_caps, ullong, 0444);
+static u64 model_perf_caps;
+static struct model_num_param model_perf_caps_param = {
+	.val = &model_perf_caps, .is_u64 = true, .lo = 0, .hi = U64_MAX,
+};
+module_param_cb(model_perf_caps, &model_num_ops, &model_perf_caps_param, 0444);
 MODULE_PARM_DESC(model_perf_caps, "Raw IA32_PERF_CAPABILITIES (default 0)");
 static uint model_rate_percent = 100;
-module_param(model_rate_percent, uint, 0444);
+static struct model_num_param model_rate_percent_param = {
+	.val = &model_rate_percent, .lo = 0, .hi = MODEL_MAX_RATE_PERCENT,
+};
+module_param_cb(model_rate_percent, &model_num_ops, &model_rate_percent_param, 0444);
 MODULE_PARM_DESC(model_rate_percent, "Counting speed in percent of the documented rates; 0: only injected events count (default 100)");
 
 #define MODEL_TYPES		2
@@ -106,7 +189,6 @@ struct model_core_type {
 };
 
 #define MODEL_TICK_NS		NSEC_PER_MSEC
-#define MODEL_MAX_RATE_PERCENT	1000
 
 struct model_tick {
 	struct hrtimer timer;
@@ -179,35 +261,14 @@ static int parse_raw_cpuid(const char *param, const char *text,
 	return ret;
 }
 
-static int check_range(const char *name, uint val, uint lo, uint hi)
-{
-	if (val >= lo && val <= hi)
-		return 0;
-	pr_err("%s=%u is out of range (%u-%u)\n", name, val, lo, hi);
-	return -EINVAL;
-}
-
+/* What the per-parameter ranges cannot say. */
 static int check_layout_params(void)
 {
-	int ret = 0;
-
-	ret |= check_range("model_version", model_version, 1, 6);
-	ret |= check_range("model_gp", model_gp, 1, ARCHPMU_LEGACY_GP);
-	ret |= check_range("model_gp_width", model_gp_width, 8, 64);
-	ret |= check_range("model_fixed", model_fixed, 0, ARCHPMU_LEGACY_FIXED);
-	ret |= check_range("model_fixed_mask", model_fixed_mask, 0,
-			   BIT(ARCHPMU_LEGACY_FIXED) - 1);
-	ret |= check_range("model_fixed_width", model_fixed_width, 8, 64);
-	ret |= check_range("model_events_len", model_events_len, 0,
-			   ARCHPMU_NR_ARCH_EVENTS);
-	ret |= check_range("model_hybrid_gp", model_hybrid_gp, 0, ARCHPMU_LEGACY_GP);
-	ret |= check_range("model_hybrid_fixed_mask", model_hybrid_fixed_mask, 0,
-			   BIT(ARCHPMU_LEGACY_FIXED) - 1);
 	if (model_fixed_mask && model_version < 5) {
 		pr_err("model_fixed_mask needs model_version 5 or later (CPUID.0AH:ECX is reserved before v5)\n");
-		ret = -EINVAL;
+		return -EINVAL;
 	}
-	return ret ? -EINVAL : 0;
+	return 0;
 }
 
 /* CPUID of a synthesised layout with @gp GP counters and @fixed_mask. */
@@ -255,10 +316,16 @@ static int model_configure(void)
 	cpumask_clear(&model_hybrid_mask);
 	if (hybrid) {
 		ret = cpulist_parse(model_hybrid_cpus, &model_hybrid_mask);
+		if (ret == -ERANGE ||
+		    (!ret && cpumask_last(&model_hybrid_mask) >= nr_cpu_ids)) {
+			pr_err("model_hybrid_cpus=%s names a CPU out of range (allowed: 0-%u)\n",
+			       model_hybrid_cpus, nr_cpu_ids - 1);
+			return -EINVAL;
+		}
 		if (ret) {
-			pr_err("model_hybrid_cpus='%s' is not a CPU list (e.g. 2-3)\n",
-			       model_hybrid_cpus);
-			return ret;
+			pr_err("model_hybrid_cpus='%s' is not a CPU list (allowed: CPUs 0-%u, e.g. 2-3 or 1,3)\n",
+			       model_hybrid_cpus, nr_cpu_ids - 1);
+			return -EINVAL;
 		}
 	}
 	if (model_cpuid_hybrid && !hybrid) {
@@ -289,9 +356,6 @@ static int model_configure(void)
 				 hybrid_fixed, hybrid, ARCHPMU_CORE_TYPE_ATOM);
 	}
 
-	if (check_range("model_rate_percent", model_rate_percent, 0,
-			MODEL_MAX_RATE_PERCENT))
-		return -EINVAL;
 	if (model_full_width)
 		caps |= ARCHPMU_PERF_CAP_FW_WRITE;
 	for (t = 0; t < MODEL_TYPES; t++) {

@@ -177,7 +177,12 @@ struct archpmu_model_msr {
  *   -ENOSPC      more events than free counters on a CPU
  *   -EBUSY       a needed counter is held: by another session, by perf (the NMI
  *                watchdog included), or in use by another agent (EN/INT bits,
- *                IA32_PERF_GLOBAL_INUSE). dmesg names the holder and the fix.
+ *                IA32_PERF_GLOBAL_INUSE). busy_holder says which, dmesg names
+ *                the holder and the fix. archpmu and perf never share the PMU:
+ *                while perf holds every GP counter (it reserves them all for
+ *                its first hardware event) every session is refused, and while
+ *                any session exists archpmu holds a GP counter's reservation,
+ *                so perf_event_open() of a hardware event fails with EBUSY.
  *   -ENXIO, -ENODEV  a CPU out of range; a CPU offline or without an
  *                architectural PMU
  *   -EFAULT      a bad events or cpus pointer
@@ -188,6 +193,12 @@ struct archpmu_model_msr {
 #define ARCHPMU_EVENT_GP_ONLY	0x001U	/* never a fixed counter */
 #define ARCHPMU_EVENT_PIN	0x002U	/* exactly the counter in .counter */
 #define ARCHPMU_EVENT_RAW	0x004U	/* accept architectural events CPUID marks unavailable */
+
+/* archpmu_count_open.busy_holder: who holds what an -EBUSY refusal needed. */
+#define ARCHPMU_HOLDER_UNKNOWN	0	/* (kernels before this field) */
+#define ARCHPMU_HOLDER_SESSION	1	/* another archpmu session, of process busy_pid */
+#define ARCHPMU_HOLDER_PERF	2	/* perf: a perf_event_open() user or the NMI watchdog */
+#define ARCHPMU_HOLDER_AGENT	3	/* another agent programmed the counter (EN/INT, INUSE) */
 
 /* A counter: GP counter i is i; fixed counter j is ARCHPMU_COUNTER_FIXED | j. */
 #define ARCHPMU_COUNTER_FIXED	0x100U
@@ -208,8 +219,10 @@ struct archpmu_count_open {
 	__u32 bad_event;	/* out on error: the offending event, or ~0 */
 	__u32 bad_cpu;		/* out on error: the offending CPU, or ~0 */
 	__u32 nr_cpus_opened;	/* out: CPUs in the session */
+	__u32 busy_holder;	/* out on -EBUSY: ARCHPMU_HOLDER_*, who holds the counters */
+	__u32 busy_pid;		/* out with ARCHPMU_HOLDER_SESSION: that session's process */
 	__u32 __reserved0;	/* in and out: 0 */
-	__u64 __reserved[2];	/* in and out: 0 */
+	__u64 __reserved[1];	/* in and out: 0 */
 };
 
 /*

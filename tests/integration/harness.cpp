@@ -47,11 +47,12 @@ int load_module(const std::string& params)
     return load_module_file(module_path(), params);
 }
 
-int load_hog(unsigned counter)
+int load_hog(unsigned counter, unsigned nr)
 {
     const std::string ko = module_path();
     const std::string hog = ko.substr(0, ko.rfind('/')) + "/test/archpmu_hog.ko";
-    return load_module_file(hog, "counter=" + std::to_string(counter));
+    return load_module_file(hog,
+                            "counter=" + std::to_string(counter) + " nr=" + std::to_string(nr));
 }
 
 int unload_hog()

@@ -16,8 +16,9 @@ namespace archpmu::itest {
 
 // finit_module(archpmu.ko, params): 0 or the errno.
 int load_module(const std::string& params);
-// The test-only module that holds GP counter `counter` as perf would.
-int load_hog(unsigned counter);
+// The test-only module that holds GP counters counter..counter+nr-1 through
+// perf's reservation (perf itself takes every counter at once).
+int load_hog(unsigned counter, unsigned nr = 1);
 int unload_hog();
 // delete_module("archpmu"): 0 or the errno.
 int unload_module();

@@ -553,9 +553,9 @@ TEST_CASE("the counting and injection ioctls' remaining bad inputs", "[counting]
         op.__reserved0 = 1;
         CHECK(call(ARCHPMU_IOC_COUNT_OPEN, &op) == EINVAL);
         op.__reserved0 = 0;
-        op.__reserved[1] = 1;
+        op.__reserved[0] = 1;
         CHECK(call(ARCHPMU_IOC_COUNT_OPEN, &op) == EINVAL);
-        op.__reserved[1] = 0;
+        op.__reserved[0] = 0;
         op.events = 8;
         CHECK(call(ARCHPMU_IOC_COUNT_OPEN, &op) == EFAULT);
         op.events = reinterpret_cast<uintptr_t>(&ev);

@@ -12,9 +12,35 @@
 namespace archpmu {
 namespace {
 
-// What a COUNT_OPEN refusal means, for the event and CPU it names.
-std::string open_refusal(int err, const std::string& event, std::uint32_t cpu)
+// Who holds the counters an EBUSY refusal needed, and what to do about it.
+std::string busy_refusal(const archpmu_count_open& cmd, const std::string& ev,
+                         const std::string& on)
 {
+    const std::string what = cmd.bad_event == ~0U ? "the counters" : "the counters for " + ev;
+    switch (cmd.busy_holder) {
+        case ARCHPMU_HOLDER_SESSION:
+            return what + on + " are held by the archpmu session of pid " +
+                   std::to_string(cmd.busy_pid) + "; close it, or count other events";
+        case ARCHPMU_HOLDER_PERF:
+            return what + on +
+                   " are held by perf (a perf_event_open user, or the NMI watchdog: sysctl "
+                   "kernel.nmi_watchdog=0); archpmu and perf cannot share the PMU";
+        case ARCHPMU_HOLDER_AGENT:
+            return what + on +
+                   " are in use by another agent that programmed them directly (e.g. through "
+                   "/dev/cpu/N/msr); dmesg names the register";
+        default:
+            return what + on +
+                   " are in use: by another archpmu session, by perf (the NMI watchdog "
+                   "included: sysctl kernel.nmi_watchdog=0), or by another tool; dmesg names "
+                   "the holder";
+    }
+}
+
+// What a COUNT_OPEN refusal means, for the event and CPU it names.
+std::string open_refusal(int err, const archpmu_count_open& cmd, const std::string& event)
+{
+    const std::uint32_t cpu = cmd.bad_cpu;
     const std::string on = cpu == ~0U ? std::string() : " on CPU " + std::to_string(cpu);
     const std::string ev = "event '" + event + "'";
     switch (err) {
@@ -42,9 +68,7 @@ std::string open_refusal(int err, const std::string& event, std::uint32_t cpu)
         case ENOSPC:
             return "more events than counters" + on + " (" + ev + " did not fit)";
         case EBUSY:
-            return "the counters for " + ev + " are in use" + on +
-                   ": by another archpmu session, by perf (the NMI watchdog included: sysctl "
-                   "kernel.nmi_watchdog=0), or by another tool; dmesg names the holder";
+            return busy_refusal(cmd, ev, on);
         case ENXIO:
             return "CPU " + std::to_string(cpu) + " does not exist";
         case ENODEV:
@@ -75,7 +99,7 @@ Session::Session(const std::string& device_path, std::vector<EventSpec> events,
         const int err = errno;
         const std::string name =
             cmd.bad_event < events_.size() ? events_[cmd.bad_event].name : std::string("?");
-        throw Error(err, open_refusal(err, name, cmd.bad_cpu));
+        throw Error(err, open_refusal(err, cmd, name));
     }
     cpu_count_ = cmd.nr_cpus_opened;
     for (const auto& e : evs)

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * archpmu and perf never share the PMU.
+ *
+ * perf (and the NMI watchdog, a perf event) claims GP counters through the
+ * reservation bitmaps of arch/x86/kernel/cpu/perfctr-watchdog.c: as soon as
+ * it has one hardware event it reserves every counter it knows, and from
+ * then on rewrites IA32_PERF_GLOBAL_CTRL wholesale. So:
+ *  - while any archpmu session exists, archpmu holds the reservation of at
+ *    least one GP counter (the counters it uses, else one more), and perf's
+ *    reservation, hence perf_event_open() of a hardware event, fails;
+ *  - the counters perf holds are busy for archpmu's allocation, and while it
+ *    holds every one of them, every session is refused (counting.c).
+ * archpmu's own sessions share its reservations, counted per counter.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <asm/nmi.h>
+#include <linux/mutex.h>
+
+#include "archpmu.h"
+
+static DEFINE_MUTEX(reserve_lock);
+static unsigned int gp_refs[ARCHPMU_LEGACY_GP];
+
+static bool reserve_one(u32 i)
+{
+	if (!reserve_perfctr_nmi(ARCHPMU_MSR_PMC0 + i))
+		return false;
+	if (!reserve_evntsel_nmi(ARCHPMU_MSR_PERFEVTSEL0 + i)) {
+		release_perfctr_nmi(ARCHPMU_MSR_PMC0 + i);
+		return false;
+	}
+	return true;
+}
+
+static void release_one(u32 i)
+{
+	release_evntsel_nmi(ARCHPMU_MSR_PERFEVTSEL0 + i);
+	release_perfctr_nmi(ARCHPMU_MSR_PMC0 + i);
+}
+
+/* The GP counters (bit i = counter i) that perf holds, and archpmu does not. */
+u64 archpmu_perf_held_gp(void)
+{
+	u64 held = 0;
+	u32 i;
+
+	mutex_lock(&reserve_lock);
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+		if (gp_refs[i])
+			continue;
+		if (reserve_one(i))
+			release_one(i);
+		else
+			held |= BIT_ULL(i);
+	}
+	mutex_unlock(&reserve_lock);
+	return held;
+}
+
+static void release_locked(u64 gp)
+{
+	u32 i;
+
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
+		if ((gp & BIT_ULL(i)) && !--gp_refs[i])
+			release_one(i);
+}
+
+/*
+ * Take (or share) the reservation of every GP counter in @gp: 0, or -EBUSY
+ * with *failed the counter perf holds and nothing taken.
+ */
+int archpmu_reserve_gp(u64 gp, u32 *failed)
+{
+	u64 done = 0;
+	u32 i;
+
+	mutex_lock(&reserve_lock);
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+		if (!(gp & BIT_ULL(i)))
+			continue;
+		if (!gp_refs[i] && !reserve_one(i)) {
+			release_locked(done);
+			mutex_unlock(&reserve_lock);
+			*failed = i;
+			return -EBUSY;
+		}
+		gp_refs[i]++;
+		done |= BIT_ULL(i);
+	}
+	mutex_unlock(&reserve_lock);
+	return 0;
+}
+
+void archpmu_release_gp(u64 gp)
+{
+	mutex_lock(&reserve_lock);
+	release_locked(gp);
+	mutex_unlock(&reserve_lock);
+}
