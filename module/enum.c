@@ -80,8 +80,16 @@ static void enumerate_this_cpu(struct archpmu_pmu_desc *desc)
 static int archpmu_cpu_online(unsigned int cpu)
 {
 	struct archpmu_pmu_desc desc;
+	int ret;
 
 	enumerate_this_cpu(&desc);
+	/*
+	 * The only step that can fail comes first: on a failure the hotplug
+	 * core does not call archpmu_cpu_offline(), so nothing may be left.
+	 */
+	ret = archpmu_sysfs_cpu_add(cpu);
+	if (ret)
+		return ret;
 	mutex_lock(&enum_lock);
 	enum_cpus[cpu].desc = desc;
 	enum_cpus[cpu].online = true;
@@ -89,7 +97,7 @@ static int archpmu_cpu_online(unsigned int cpu)
 	if (archpmu_backend->cpu_online)
 		archpmu_backend->cpu_online();
 	archpmu_count_cpu_online(cpu);
-	return archpmu_sysfs_cpu_add(cpu);
+	return 0;
 }
 
 static int archpmu_cpu_offline(unsigned int cpu)
