@@ -45,7 +45,6 @@ static int exec_op(struct archpmu_msr_op *op)
 static void archpmu_batch_exec(void *info)
 {
 	struct archpmu_batch *b = info;
-
 	int err;
 
 	b->err = 0;
@@ -85,7 +84,10 @@ static int archpmu_batch_run_naive(unsigned int cpu, struct archpmu_batch *b)
 	return b->err;
 }
 
-/* Run @b on @cpu; stops at the first failing op (b->done says which). */
+/*
+ * Run @b on @cpu. Stops at the first failing op (b->done says which) unless
+ * b->best_effort; returns the first error either way.
+ */
 int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b)
 {
 	if (READ_ONCE(archpmu_naive_cross_calls))

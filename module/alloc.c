@@ -105,7 +105,7 @@ static u64 gp_usable(const struct archpmu_pmu_desc *d)
 }
 
 static int pin(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
-	       u64 taken, u32 *counter)
+	       u64 taken, u64 busy, u32 *counter)
 {
 	bool fixed = ev->counter & ARCHPMU_COUNTER_FIXED;
 	u32 idx = ev->counter & 0xff;
@@ -125,7 +125,7 @@ static int pin(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
 		return -ECHRNG;
 	}
 	if (taken & archpmu_counter_bit(ev->counter))
-		return -EBUSY;
+		return busy & archpmu_counter_bit(ev->counter) ? -EBUSY : -EINVAL;
 	*counter = ev->counter;
 	return 0;
 }
@@ -157,6 +157,21 @@ static int place_fixed(const struct archpmu_pmu_desc *d,
 	return 0;
 }
 
+u64 archpmu_candidate_counters(const struct archpmu_pmu_desc *d,
+			       const struct archpmu_event *ev)
+{
+	int j = archpmu_fixed_counter_of(ev->config);
+	u64 bits = 0;
+
+	if (ev->flags & ARCHPMU_EVENT_PIN)
+		return archpmu_counter_bit(ev->counter);
+	if (!fixed_only(ev->config))
+		bits |= gp_usable(d);
+	if (!(ev->flags & ARCHPMU_EVENT_GP_ONLY) && j >= 0 && (fixed_usable(d) & BIT_ULL(j)))
+		bits |= archpmu_counter_bit(ARCHPMU_COUNTER_FIXED | j);
+	return bits;
+}
+
 int archpmu_allocate(const struct archpmu_pmu_desc *d,
 		     const struct archpmu_event *ev, unsigned int n, u64 busy,
 		     u32 *counters, unsigned int *bad)
@@ -169,7 +184,7 @@ int archpmu_allocate(const struct archpmu_pmu_desc *d,
 		counters[i] = ~0U;
 		if (!(ev[i].flags & ARCHPMU_EVENT_PIN))
 			continue;
-		ret = pin(d, &ev[i], taken, &counters[i]);
+		ret = pin(d, &ev[i], taken, busy, &counters[i]);
 		if (ret)
 			goto refuse;
 		taken |= archpmu_counter_bit(counters[i]);

@@ -39,6 +39,10 @@ int archpmu_allocate(const struct archpmu_pmu_desc *d,
 		     const struct archpmu_event *ev, unsigned int n, u64 busy,
 		     u32 *counters, unsigned int *bad);
 
+/* The counters (busy-mask bits) event @ev could be placed on, on a free PMU. */
+u64 archpmu_candidate_counters(const struct archpmu_pmu_desc *d,
+			       const struct archpmu_event *ev);
+
 /* The counter's bit in a busy mask and in IA32_PERF_GLOBAL_CTRL. */
 u64 archpmu_counter_bit(u32 counter);
 

@@ -86,7 +86,6 @@ const char *archpmu_event_name(unsigned int event);
 const char *archpmu_core_type_name(u32 core_type);
 
 /* perf_share.c */
-u64 archpmu_perf_held_gp(void);
 int archpmu_reserve_gp(u64 gp, u32 *failed);
 void archpmu_release_gp(u64 gp);
 

@@ -70,7 +70,8 @@ struct count_cpu {
 
 struct archpmu_session {
 	struct list_head node;
-	pid_t pid;
+	pid_t pid;		/* in the initial namespace, for dmesg */
+	struct pid *tgid;	/* the opener, for busy_pid in the caller's namespace */
 	char comm[TASK_COMM_LEN];
 	unsigned int nr_events;
 	struct archpmu_event ev[ARCHPMU_MAX_EVENTS];
@@ -502,6 +503,7 @@ static void session_free(struct archpmu_session *s)
 	kvfree(s->vals);
 	kfree(s->buf);
 	kvfree(s->cpus);
+	put_pid(s->tgid);
 	kfree(s);
 }
 
@@ -594,47 +596,78 @@ static unsigned int event_on(const struct archpmu_session *s, const struct count
 static const char perf_fix[] =
 	"a perf_event_open user, or the NMI watchdog: 'sysctl kernel.nmi_watchdog=0' frees it";
 
-/* Say who holds the counters that event @bad needed on @cc's CPU. */
+/* Say who holds the counters that event @bad could have used on @cc's CPU. */
 static void name_holder(const struct archpmu_session *s, const struct count_cpu *cc,
 			u64 perf_held, unsigned int bad, struct archpmu_count_open *out)
 {
 	const struct archpmu_event *ev = &s->ev[bad];
-	u32 counters[ARCHPMU_MAX_EVENTS];
+	u64 wanted = archpmu_candidate_counters(&cc->desc, ev);
 	struct archpmu_session *holder;
-	unsigned int ignored;
 
-	/* perf is in the way if the events fit around the other sessions alone. */
-	if (!archpmu_allocate(&cc->desc, s->ev, s->nr_events, cpu_taken[cc->cpu], counters,
-			      &ignored)) {
+	if (wanted & perf_held) {
 		out->busy_holder = ARCHPMU_HOLDER_PERF;
 		if (ev->flags & ARCHPMU_EVENT_PIN)
 			pr_warn("CPU %u: event %u: GP counter %u is held by perf (%s)\n",
 				cc->cpu, bad, ev->counter, perf_fix);
 		else
 			pr_warn("CPU %u: event %u does not fit: GP counters %#llx are held by perf (%s)\n",
-				cc->cpu, bad, perf_held, perf_fix);
+				cc->cpu, bad, wanted & perf_held, perf_fix);
 		return;
 	}
-	holder = holder_of(cc->cpu, cpu_taken[cc->cpu]);
+	holder = holder_of(cc->cpu, wanted & cpu_taken[cc->cpu]);
 	if (!holder)
 		return;
 	out->busy_holder = ARCHPMU_HOLDER_SESSION;
-	out->busy_pid = holder->pid;
+	out->busy_pid = pid_vnr(holder->tgid);
 	pr_warn("CPU %u: event %u does not fit: the counters it could use are held by the archpmu session of pid %d (%s)\n",
 		cc->cpu, bad, holder->pid, holder->comm);
 }
 
+/* Allocate on every CPU around other sessions' counters and @perf_held. */
+static int session_allocate(struct archpmu_session *s, u64 perf_held,
+			    struct archpmu_count_open *out)
+{
+	u32 counters[ARCHPMU_MAX_EVENTS];
+	unsigned int c, e, bad = 0;
+	int ret;
+
+	for (c = 0; c < s->nr_cpus; c++) {
+		struct count_cpu *cc = &s->cpus[c];
+
+		out->bad_cpu = cc->cpu;
+		ret = archpmu_allocate(&cc->desc, s->ev, s->nr_events,
+				       cpu_taken[cc->cpu] | perf_held, counters, &bad);
+		/* Held counters matter only if the events fit on a free PMU. */
+		if (ret == -EBUSY)
+			ret = archpmu_allocate(&cc->desc, s->ev, s->nr_events, 0, counters,
+					       &bad) ?: -EBUSY;
+		if (ret) {
+			out->bad_event = bad;
+			if (ret == -EBUSY)
+				name_holder(s, cc, perf_held, bad, out);
+			return ret;
+		}
+		cc->used = 0;
+		for (e = 0; e < s->nr_events; e++) {
+			cc->slot[e].counter = counters[e];
+			cc->used |= archpmu_counter_bit(counters[e]);
+		}
+	}
+	out->bad_cpu = ~0U;
+	return 0;
+}
+
 /*
- * Validate and allocate on every CPU, around the counters of other sessions
- * and of perf; nothing is touched yet. Sets s->gp_reserved to the GP
- * counters whose perf reservation the session needs: those it uses, or, for
- * a session of fixed counters only, one more, so perf stays out.
+ * Validate, allocate and take perf's reservation of the GP counters the
+ * session needs: those it uses, or, for a session of fixed counters only,
+ * one more, so perf stays out (perf_share.c). A counter perf turns out to
+ * hold is allocated around and the plan made again; nothing is programmed.
  */
 static int session_plan(struct archpmu_session *s, struct archpmu_count_open *out)
 {
-	u64 perf_held = archpmu_perf_held_gp(), exists = 0, gp = 0;
-	u32 counters[ARCHPMU_MAX_EVENTS];
-	unsigned int c, e, bad = 0;
+	u64 perf_held = 0, exists = 0, gp;
+	unsigned int c, e;
+	u32 failed;
 	int ret;
 
 	lockdep_assert_held(&count_lock);
@@ -655,37 +688,30 @@ static int session_plan(struct archpmu_session *s, struct archpmu_count_open *ou
 		exists |= cc->desc.gp_mask & GP_BITS;
 	}
 	out->bad_cpu = ~0U;
-	if (exists && !(exists & ~perf_held)) {
-		out->busy_holder = ARCHPMU_HOLDER_PERF;
-		pr_warn("perf holds every GP counter (%s); archpmu and perf cannot share the PMU: stop perf first\n",
-			perf_fix);
-		return -EBUSY;
-	}
 
-	for (c = 0; c < s->nr_cpus; c++) {
-		struct count_cpu *cc = &s->cpus[c];
-
-		out->bad_cpu = cc->cpu;
-		ret = archpmu_allocate(&cc->desc, s->ev, s->nr_events,
-				       cpu_taken[cc->cpu] | perf_held, counters, &bad);
-		if (ret) {
-			out->bad_event = bad;
-			if (ret == -EBUSY)
-				name_holder(s, cc, perf_held, bad, out);
+	for (;;) {
+		if (exists && !(exists & ~perf_held)) {
+			out->busy_holder = ARCHPMU_HOLDER_PERF;
+			out->bad_cpu = s->cpus[0].cpu;
+			pr_warn("perf holds every GP counter (%s); archpmu and perf cannot share the PMU: stop perf first\n",
+				perf_fix);
+			return -EBUSY;
+		}
+		ret = session_allocate(s, perf_held, out);
+		if (ret)
 			return ret;
+		gp = 0;
+		for (c = 0; c < s->nr_cpus; c++)
+			gp |= used_gp(&s->cpus[c]);
+		if (!gp && exists)
+			gp = BIT_ULL(__ffs64(exists & ~perf_held));
+		ret = archpmu_reserve_gp(gp, &failed);
+		if (!ret) {
+			s->gp_reserved = gp;
+			return 0;
 		}
-		cc->used = 0;
-		for (e = 0; e < s->nr_events; e++) {
-			cc->slot[e].counter = counters[e];
-			cc->used |= archpmu_counter_bit(counters[e]);
-		}
-		gp |= used_gp(cc);
+		perf_held |= BIT_ULL(failed);	/* at most one round per counter */
 	}
-	out->bad_cpu = ~0U;
-	if (!gp && (exists & ~perf_held))
-		gp = BIT_ULL(__ffs64(exists & ~perf_held));
-	s->gp_reserved = gp;
-	return 0;
 }
 
 /*
@@ -697,9 +723,8 @@ static int session_create(struct archpmu_file *f, struct archpmu_count_open *cmd
 {
 	struct archpmu_event __user *uev = u64_to_user_ptr(cmd->events);
 	struct archpmu_session *s;
-	u32 *cpus = NULL, failed;
+	u32 *cpus = NULL;
 	unsigned int c;
-	u64 gp;
 	int ret;
 
 	cmd->bad_event = ~0U;
@@ -708,7 +733,8 @@ static int session_create(struct archpmu_file *f, struct archpmu_count_open *cmd
 	cmd->busy_pid = 0;
 	if (!perfmon_capable())
 		return -EPERM;
-	if (cmd->flags || cmd->__reserved0 || cmd->__reserved[0] || !cmd->nr_events)
+	if (cmd->flags || cmd->__reserved0 || cmd->__reserved[0] || cmd->__reserved[1] ||
+	    !cmd->nr_events)
 		return -EINVAL;
 	if (cmd->nr_events > ARCHPMU_MAX_EVENTS || cmd->nr_cpus > nr_cpu_ids)
 		return -E2BIG;
@@ -719,6 +745,7 @@ static int session_create(struct archpmu_file *f, struct archpmu_count_open *cmd
 	if (!s)
 		return -ENOMEM;
 	s->pid = task_tgid_nr(current);
+	s->tgid = get_task_pid(current, PIDTYPE_TGID);
 	get_task_comm(s->comm, current);
 	s->nr_events = cmd->nr_events;
 	INIT_DELAYED_WORK(&s->fold_work, fold_work_fn);
@@ -753,17 +780,8 @@ static int session_create(struct archpmu_file *f, struct archpmu_count_open *cmd
 	s->vals = kvcalloc(s->nr_cpus * s->nr_events, sizeof(*s->vals), GFP_KERNEL);
 	if (!s->vals) {
 		ret = -ENOMEM;
-		goto err_unlock;
+		goto err_release;
 	}
-	gp = s->gp_reserved;
-	s->gp_reserved = 0;
-	ret = archpmu_reserve_gp(gp, &failed);
-	if (ret) {
-		cmd->busy_holder = ARCHPMU_HOLDER_PERF;
-		pr_warn("GP counter %u is held by perf (%s)\n", failed, perf_fix);
-		goto err_unlock;
-	}
-	s->gp_reserved = gp;
 	for (c = 0; c < s->nr_cpus; c++) {
 		struct count_cpu *cc = &s->cpus[c];
 
@@ -822,6 +840,8 @@ static int count_open(struct archpmu_file *f, struct archpmu_count_open *cmd,
 	for (e = 0; !ret && e < s->nr_events; e++)
 		if (put_user(s->cpus[0].slot[e].counter, &uev[e].counter))
 			ret = -EFAULT;
+	if (ret)
+		cmd->nr_cpus_opened = 0;
 	/* The out fields say which event and CPU, even on a refusal. */
 	if (copy_to_user(ubuf, cmd, min_t(size_t, user_size, sizeof(*cmd))))
 		ret = -EFAULT;

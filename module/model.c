@@ -316,6 +316,8 @@ static int model_configure(void)
 	cpumask_clear(&model_hybrid_mask);
 	if (hybrid) {
 		ret = cpulist_parse(model_hybrid_cpus, &model_hybrid_mask);
+		if (!ret && cpumask_empty(&model_hybrid_mask))
+			ret = -EINVAL;
 		if (ret == -ERANGE ||
 		    (!ret && cpumask_last(&model_hybrid_mask) >= nr_cpu_ids)) {
 			pr_err("model_hybrid_cpus=%s names a CPU out of range (allowed: 0-%u)\n",

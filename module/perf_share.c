@@ -9,8 +9,10 @@
  *  - while any archpmu session exists, archpmu holds the reservation of at
  *    least one GP counter (the counters it uses, else one more), and perf's
  *    reservation, hence perf_event_open() of a hardware event, fails;
- *  - the counters perf holds are busy for archpmu's allocation, and while it
- *    holds every one of them, every session is refused (counting.c).
+ *  - a counter whose reservation fails is held by perf: archpmu allocates
+ *    around it, and while perf holds every one of them, every session is
+ *    refused (counting.c). archpmu never probes counters it does not mean to
+ *    keep, so it cannot make a concurrent perf_event_open() fail spuriously.
  * archpmu's own sessions share its reservations, counted per counter.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -40,32 +42,16 @@ static void release_one(u32 i)
 	release_perfctr_nmi(ARCHPMU_MSR_PMC0 + i);
 }
 
-/* The GP counters (bit i = counter i) that perf holds, and archpmu does not. */
-u64 archpmu_perf_held_gp(void)
-{
-	u64 held = 0;
-	u32 i;
-
-	mutex_lock(&reserve_lock);
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
-		if (gp_refs[i])
-			continue;
-		if (reserve_one(i))
-			release_one(i);
-		else
-			held |= BIT_ULL(i);
-	}
-	mutex_unlock(&reserve_lock);
-	return held;
-}
-
 static void release_locked(u64 gp)
 {
 	u32 i;
 
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
-		if ((gp & BIT_ULL(i)) && !--gp_refs[i])
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+		if (!(gp & BIT_ULL(i)) || WARN_ON_ONCE(!gp_refs[i]))
+			continue;
+		if (!--gp_refs[i])
 			release_one(i);
+	}
 }
 
 /*

@@ -165,7 +165,7 @@ struct archpmu_model_msr {
  *   -EPERM       no CAP_PERFMON or CAP_SYS_ADMIN
  *   -EALREADY    this file already holds a session
  *   -EINVAL      reserved, EN, INT or PC bits in config; unknown flags;
- *                nr_events 0; a CPU listed twice
+ *                nr_events 0; a CPU listed twice; a counter pinned twice
  *   -E2BIG       nr_events > ARCHPMU_MAX_EVENTS or nr_cpus > nr_cpu_ids
  *   -EDOM        INV without CMASK (INV only inverts the CMASK comparison)
  *   -EOPNOTSUPP  AnyThread where the CPU lacks it (v1-v2) or deprecates it
@@ -185,7 +185,9 @@ struct archpmu_model_msr {
  *                so perf_event_open() of a hardware event fails with EBUSY.
  *   -ENXIO, -ENODEV  a CPU out of range; a CPU offline or without an
  *                architectural PMU
- *   -EFAULT      a bad events or cpus pointer
+ *   -EFAULT      a bad events or cpus pointer, or the counters or this
+ *                struct cannot be written back
+ *   -ENOMEM      an allocation failed
  * On these errors bad_event and bad_cpu say which event and CPU (else ~0).
  */
 #define ARCHPMU_MAX_EVENTS	32
@@ -218,11 +220,14 @@ struct archpmu_count_open {
 	__u64 cpus;		/* in: user pointer to __u32[nr_cpus] */
 	__u32 bad_event;	/* out on error: the offending event, or ~0 */
 	__u32 bad_cpu;		/* out on error: the offending CPU, or ~0 */
-	__u32 nr_cpus_opened;	/* out: CPUs in the session */
-	__u32 busy_holder;	/* out on -EBUSY: ARCHPMU_HOLDER_*, who holds the counters */
-	__u32 busy_pid;		/* out with ARCHPMU_HOLDER_SESSION: that session's process */
+	__u32 nr_cpus_opened;	/* out: CPUs in the session (0 on error) */
 	__u32 __reserved0;	/* in and out: 0 */
-	__u64 __reserved[1];	/* in and out: 0 */
+	__u64 __reserved[2];	/* in and out: 0 */
+	/* Since ABI 1's second layout (72 bytes); ignored on input. */
+	__u32 busy_holder;	/* out on -EBUSY: ARCHPMU_HOLDER_*, who holds the counters */
+	__u32 busy_pid;		/* out with ARCHPMU_HOLDER_SESSION: its process (in the
+				 * caller's PID namespace; 0 if not visible there)
+				 */
 };
 
 /*

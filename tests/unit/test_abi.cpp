@@ -29,6 +29,14 @@ TEST_CASE("ABI structs have fixed, 8-byte aligned layouts", "[abi]")
     STATIC_REQUIRE(sizeof(archpmu_model_msr) == 24);
     STATIC_REQUIRE(offsetof(archpmu_model_msr, value) == 16);
 
+    // The first layout (64 bytes) stays as it was; the busy fields came after it.
+    STATIC_REQUIRE(offsetof(archpmu_count_open, nr_cpus_opened) == 40);
+    STATIC_REQUIRE(offsetof(archpmu_count_open, __reserved0) == 44);
+    STATIC_REQUIRE(offsetof(archpmu_count_open, __reserved) == 48);
+    STATIC_REQUIRE(offsetof(archpmu_count_open, busy_holder) == 64);
+    STATIC_REQUIRE(offsetof(archpmu_count_open, busy_pid) == 68);
+    STATIC_REQUIRE(sizeof(archpmu_count_open) == 72);
+
     CHECK(archpmu_abi_c_sizes() == 80 + 128 + 24);  // the C view agrees
 }
 

@@ -76,10 +76,44 @@ TEST_CASE("pinned counters are honoured or refused", "[alloc]")
     CHECK(allocate(d, {ev(0x00c0, ARCHPMU_EVENT_PIN, F | 3)}).err == -ECHRNG);
     CHECK(allocate(d, {ev(0x0300, ARCHPMU_EVENT_PIN, 1)}).err == -ECHRNG);
     CHECK(allocate(d, {ev(0x00c0 | 1ULL << 18, ARCHPMU_EVENT_PIN, F | 0)}).err == -EMEDIUMTYPE);
+    // A counter pinned twice in one request is a bad request, not a busy counter.
     r = allocate(d,
                  {ev(0x00c4), ev(0x00c5, ARCHPMU_EVENT_PIN, 2), ev(0x00c0, ARCHPMU_EVENT_PIN, 2)});
-    CHECK(r.err == -EBUSY);
+    CHECK(r.err == -EINVAL);
     CHECK(r.bad == 2);
+    r = allocate(d, {ev(0x00c4, ARCHPMU_EVENT_PIN, 2)}, 1ULL << 2);
+    CHECK(r.err == -EBUSY);
+}
+
+TEST_CASE("pinned indexes past the counters are ECHRNG, never a wrapped shift", "[alloc]")
+{
+    const auto d = layout(4, 8, 3);
+    // BIT_ULL(64) wraps to bit 0 on x86: GP 64 must not alias GP 0.
+    for (uint32_t idx : {8U, 31U, 32U, 63U, 64U, 65U, 128U, 255U}) {
+        CAPTURE(idx);
+        CHECK(allocate(d, {ev(0x00c4, ARCHPMU_EVENT_PIN, idx)}).err == -ECHRNG);
+    }
+    for (uint32_t idx : {7U, 15U, 16U, 32U, 64U, 255U}) {
+        CAPTURE(idx);
+        CHECK(allocate(d, {ev(0x00c0, ARCHPMU_EVENT_PIN, F | idx)}).err == -ECHRNG);
+    }
+    CHECK(archpmu_counter_bit(64) == 0);
+    CHECK(archpmu_counter_bit(F | 64) == 0);
+}
+
+TEST_CASE("the candidate counters of an event", "[alloc]")
+{
+    const auto d = layout(4, 4, 3);
+    const archpmu_event branches = ev(0x00c4);
+    const archpmu_event instructions = ev(0x00c0);
+    const archpmu_event pinned = ev(0x00c4, ARCHPMU_EVENT_PIN, 2);
+    const archpmu_event gp_only = ev(0x00c0, ARCHPMU_EVENT_GP_ONLY);
+    const archpmu_event tsc = ev(0x0300);
+    CHECK(archpmu_candidate_counters(&d, &branches) == 0xf);
+    CHECK(archpmu_candidate_counters(&d, &instructions) == (0xfULL | 1ULL << 32));
+    CHECK(archpmu_candidate_counters(&d, &pinned) == 0x4);
+    CHECK(archpmu_candidate_counters(&d, &gp_only) == 0xf);
+    CHECK(archpmu_candidate_counters(&d, &tsc) == 1ULL << 34);
 }
 
 TEST_CASE("too many events: ENOSPC, or EBUSY when others hold counters", "[alloc]")

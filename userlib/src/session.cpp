@@ -48,7 +48,8 @@ std::string open_refusal(int err, const archpmu_count_open& cmd, const std::stri
             return "counting needs CAP_PERFMON or CAP_SYS_ADMIN (run as root, or grant "
                    "cap_perfmon)";
         case EINVAL:
-            return ev + " has reserved or forbidden bits" + on + ", or a CPU is listed twice";
+            return ev + " has reserved or forbidden bits" + on +
+                   ", or pins a counter another event pins too, or a CPU is listed twice";
         case E2BIG:
             return "too many events (at most " + std::to_string(ARCHPMU_MAX_EVENTS) + ") or CPUs";
         case EDOM:
