@@ -3,7 +3,8 @@
 #
 #   make            the module (kbuild, W=1, warnings are errors), the C++
 #                   library, the archpmu tool and the tests
-#   make check      everything, then all tests (unit, lint, VM integration)
+#   make check      everything, then all tests (unit, lint, VM integration on
+#                   Debian's kernel, the debug kernel and the RT kernel)
 #   make run        the main job: load the module and print `archpmu info`
 #                   (on the real PMU of an Intel host, else in the VM on the model)
 #   make bench      bench/archpmu_bench (real PMU on an Intel host, else the VM)
@@ -18,15 +19,17 @@ KVER_RUNNING := $(shell uname -r)
 KDIR ?= $(shell if [ -d /lib/modules/$(KVER_RUNNING)/build ]; then \
 		echo /lib/modules/$(KVER_RUNNING)/build; \
 	else \
-		ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1; \
+		ls -d /lib/modules/*/build 2>/dev/null | grep -v -- '-rt-' | sort -V | tail -n 1; \
 	fi)
+# The PREEMPT_RT kernel the suite also runs on (scripts/install-deps installs it).
+RT_KDIR ?= $(shell ls -d /lib/modules/*-rt-*/build 2>/dev/null | sort -V | tail -n 1)
 export ARCHPMU_KVER ?= $(notdir $(patsubst %/,%,$(dir $(KDIR))))
 
 BUILD ?= build/user
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all module user check unit run bench lint install clean
+.PHONY: all module user check unit run bench lint install clean kmod-debug kmod-rt
 
 all: module user
 
@@ -41,8 +44,17 @@ $(BUILD)/CMakeCache.txt:
 user: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-check: all
+check: all kmod-debug kmod-rt
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The module built against the debug kernel (built once, cached: scripts/debug-kernel)
+# and against the RT kernel, for the suite's runs on them (tests/vm_suite.sh).
+kmod-debug:
+	scripts/build-kmod "$$(scripts/debug-kernel)" build/kmod-debug
+
+kmod-rt:
+	@test -n "$(RT_KDIR)" || { echo "no RT kernel headers: run scripts/install-deps" >&2; exit 1; }
+	scripts/build-kmod $(RT_KDIR) build/kmod-rt
 
 unit: user
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE vm

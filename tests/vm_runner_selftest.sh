@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # scripts/vm must pass the command's exit status through, and must fail a
-# run whose guest kernel log holds a warning even when the command succeeded.
+# run whose guest kernel log holds a warning, or (on the debug kernel) whose
+# kmemleak scan finds a leak, even when the command succeeded.
 set -u
 vm=$(dirname "$0")/../scripts/vm
 fail=0
@@ -25,6 +26,21 @@ if [ -n "$itest" ]; then
 	grep -q "kernel complained during 'the listener names the test case" /tmp/vm-selftest.$$ ||
 		{ echo "FAIL: archpmu_itest did not attribute the warning to its test case"; fail=1; }
 	rm -f /tmp/vm-selftest.$$
+fi
+
+# On the debug kernel, a leak found by the kmemleak scan fails the run.
+top=$(cd "$(dirname "$0")/.." && pwd)
+leak=$top/build/kmod-debug/module/test/archpmu_leak.ko
+if tree=$("$top/scripts/debug-kernel" --path 2>/dev/null) && [ -f "$leak" ]; then
+	"$vm" --timeout 600 --kernel "$tree" --kmemleak -- insmod "$leak" > /tmp/vm-selftest.$$ 2>&1
+	rc=$?
+	[ "$rc" = 99 ] || { echo "FAIL: a leaking module gave exit $rc, not 99"; fail=1; }
+	grep -q "kmemleak found unreferenced objects" /tmp/vm-selftest.$$ ||
+		{ echo "FAIL: the kmemleak report was not printed"; fail=1; }
+	rm -f /tmp/vm-selftest.$$
+else
+	echo "FAIL: no debug kernel and build/kmod-debug (make check builds them)"
+	fail=1
 fi
 
 [ "$fail" = 0 ] && echo "vm runner self-test passed"

@@ -204,6 +204,12 @@ std::map<uint32_t, uint64_t> pmu_msr_snapshot(const archpmu::Device& dev, uint32
     return out;
 }
 
+void report_figure(const char* name, uint64_t value)
+{
+    std::printf("reliability: %s %llu\n", name, static_cast<unsigned long long>(value));
+    std::fflush(stdout);
+}
+
 std::vector<unsigned> online_cpus()
 {
     std::vector<unsigned> cpus;

@@ -63,6 +63,10 @@ void inject_events(unsigned cpu, uint32_t code, uint64_t count, bool user = true
 // Every architectural PMU MSR of a CPU as the model holds it (absent ones as ~0).
 std::map<uint32_t, uint64_t> pmu_msr_snapshot(const archpmu::Device& dev, uint32_t cpu);
 
+// One figure for README's Reliability table: a "reliability: NAME VALUE" line on
+// stdout, which tests/vm_suite.sh adds up per kernel.
+void report_figure(const char* name, uint64_t value);
+
 std::vector<unsigned> online_cpus();
 // The odd-numbered online CPUs, as a CPU list: the "second core type" in hybrid tests.
 std::string odd_cpu_list();

@@ -7,14 +7,17 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <future>
 #include <map>
@@ -302,6 +305,21 @@ TEST_CASE("archpmu and perf never share the PMU", "[hardening][sharing]")
         CHECK(ioctl_errno(fd.get(), ARCHPMU_IOC_COUNT_OPEN, &op) == 0);
         CHECK(op.busy_holder == ARCHPMU_HOLDER_UNKNOWN);
     }
+    SECTION("a caller of the first, 64-byte layout gets exactly the old behaviour")
+    {
+        REQUIRE(load_hog(0, 4) == 0);
+        archpmu_event ev = {0x00c0, 0, 0};
+        auto fd = open_dev();
+        auto op = open_cmd(&ev, 1);
+        op.size = offsetof(archpmu_count_open, busy_holder);
+        op.busy_holder = 0x5a5a5a5a;  // beyond its size: never read, never written
+        op.busy_pid = 0x5a5a5a5a;
+        CHECK(ioctl_errno(fd.get(), ARCHPMU_IOC_COUNT_OPEN, &op) == EBUSY);
+        CHECK(op.busy_holder == 0x5a5a5a5a);
+        CHECK(op.busy_pid == 0x5a5a5a5a);
+        CHECK(op.bad_event == ~0U);
+        CHECK(unload_hog() == 0);
+    }
     SECTION("while a session of fixed counters only exists, perf cannot reserve")
     {
         {
@@ -371,4 +389,60 @@ TEST_CASE("START on a started session and STOP on a stopped one succeed and chan
     REQUIRE(ioctl_errno(fd.get(), ARCHPMU_IOC_COUNT_READ, &rd) == 0);
     CHECK(vals[0].cpu == 0);
     CHECK(vals[0].value == 5);
+}
+
+TEST_CASE("kill -9 mid-count and hotplug during counting, repeated, leave the PMU as found",
+          "[hardening][release][hotplug]")
+{
+    const auto cpus = online_cpus();
+    REQUIRE(cpus.size() >= 2);
+    LoadedModule module(std::string(kExact) + "model_version=4 model_full_width=1");
+    archpmu::Device dev;
+    const Snapshots before = snapshot_all(dev);
+
+    constexpr int kKills = 20;
+    for (int i = 0; i < kKills; ++i) {
+        CAPTURE(i);
+        const pid_t child = ::fork();
+        REQUIRE(child >= 0);
+        if (child == 0) {
+            Session s(kDev, archpmu::parse_event_list("instructions,cycles,branches,"
+                                                      "branch-misses"));
+            for (;;) {  // start, read, stop until killed, so the kill lands anywhere
+                s.start();
+                (void)s.read();
+                s.stop();
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5 + 7 * i));
+        ::kill(child, SIGKILL);
+        int status = 0;
+        REQUIRE(::waitpid(child, &status, 0) == child);
+        CHECK(WIFSIGNALED(status));
+    }
+    CHECK(snapshot_all(dev) == before);
+    report_figure("kills", kKills);
+
+    // Exact counts through repeated hotplug of the last CPU.
+    const unsigned last = cpus.back();
+    const std::string online = "/sys/devices/system/cpu/cpu" + std::to_string(last) + "/online";
+    constexpr int kCycles = 10;
+    {
+        Session s(kDev, archpmu::parse_event_list("instructions,branches@gp"), {0, last});
+        s.start();
+        for (int i = 0; i < kCycles; ++i) {
+            inject_events(last, 0x00c0, 10);
+            write_file(online, "0");
+            write_file(online, "1");
+        }
+        inject_events(last, 0x00c0, 10);
+        s.stop();
+        const auto snap = s.read();
+        REQUIRE(snap.values.size() == 4);
+        CHECK(snap.values[2].cpu == last);
+        CHECK(snap.values[2].value == 10 * (kCycles + 1));
+        CHECK(snap.values[3].value == 0);
+    }
+    CHECK(snapshot_all(dev) == before);
+    report_figure("hotplug-transitions", 2 * kCycles);
 }

@@ -93,6 +93,7 @@ TEST_CASE("50 load/unload cycles, each used", "[lifecycle]")
         }
         REQUIRE(unload_module() == 0);
     }
+    report_figure("load-unload-cycles", 50);
     CHECK_FALSE(path_exists("/dev/archpmu"));
     CHECK_FALSE(path_exists("/sys/devices/system/cpu/cpu0/archpmu"));
 }

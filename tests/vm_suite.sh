@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/vm_suite.sh KERNEL NCPU OUTDIR -- COMMAND...: run COMMAND (the
+# integration suite) in the VM on one of the kernels archpmu is tested on:
+#   stock  Debian's kernel, with the module of the main build
+#   debug  the KASAN/lockdep/kmemleak/UBSAN/fault-injection kernel of
+#          scripts/debug-kernel, with the module built against it
+#          (build/kmod-debug) and a kmemleak scan after the run
+#   rt     Debian's PREEMPT_RT kernel, with build/kmod-rt
+# `make check` builds the debug kernel and both module builds first.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+kind=$1 ncpu=$2 out=$3
+shift 3
+[ "${1:-}" = -- ] && shift
+kmods=${ARCHPMU_KMOD_ROOT:-$top/build}
+args=(--cpus "$ncpu" --timeout 2400 --out "$out")
+# Only the debug kernel has fail-nth and failslab.
+case "$kind" in stock|rt) set -- "$@" '~[.]~[fault-injection]' ;; esac
+case "$kind" in
+stock) ;;
+debug)
+	tree=$("$top/scripts/debug-kernel" --path) ||
+		{ echo "vm_suite: no debug kernel: run 'make check' (it builds one)" >&2; exit 125; }
+	export ARCHPMU_KO=$kmods/kmod-debug/module/archpmu.ko
+	args+=(--kernel "$tree" --kmemleak -e ARCHPMU_KO)
+	;;
+rt)
+	rt=$(ls -d /lib/modules/*-rt-*/build 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$rt" ] || { echo "vm_suite: no RT kernel: run scripts/install-deps" >&2; exit 125; }
+	rt=${rt%/build}
+	export ARCHPMU_KO=$kmods/kmod-rt/module/archpmu.ko
+	args+=(--kver "${rt##*/}" -e ARCHPMU_KO)
+	;;
+*) echo "vm_suite: unknown kernel '$kind' (stock, debug or rt)" >&2; exit 2 ;;
+esac
+if [ -n "${ARCHPMU_KO:-}" ] && [ ! -f "$ARCHPMU_KO" ]; then
+	echo "vm_suite: $ARCHPMU_KO is missing: run 'make check' (it builds it)" >&2
+	exit 125
+fi
+# The run, then its figures for README's Reliability table: the
+# "reliability: NAME VALUE" lines the suite prints, added up, and the count
+# of kernel reports (WARNING, BUG, KASAN, lockdep, UBSAN, leaks) it caused.
+mkdir -p "$out"
+set +e
+"$top/scripts/vm" "${args[@]}" -- "$@" 2>&1 | tee "$out/console.log"
+rc=${PIPESTATUS[0]}
+set -e
+{
+	echo "run $kind $ncpu exit $rc"
+	sed -n 's/^reliability: //p' "$out/console.log" |
+		awk '{ sum[$1] += $2 } END { for (k in sum) printf "%s %d\n", k, sum[k] }' | sort
+	reports=$(cat "$out/kernel-reports" 2>/dev/null | wc -l)
+	leaks=$(grep -c 'unreferenced object' "$out/kmemleak" 2>/dev/null || true)
+	echo "kernel-reports $(( reports + ${leaks:-0} ))"
+} > "$out/reliability.txt"
+cat "$out/reliability.txt"
+exit "$rc"
