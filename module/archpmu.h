@@ -77,7 +77,9 @@ extern bool archpmu_naive_cross_calls;
 void archpmu_read_cpuid_set(struct archpmu_cpuid_set *c);
 
 /* enum.c */
+struct dentry;
 int archpmu_enum_init(void);
+void archpmu_enum_debugfs_init(struct dentry *dir);
 void archpmu_enum_exit(void);
 int archpmu_enum_get(unsigned int cpu, struct archpmu_pmu_desc *desc);
 unsigned int archpmu_enum_count(void);

@@ -4,6 +4,8 @@
  *   /sys/kernel/debug/archpmu/cross_calls        cross-calls made so far
  *   /sys/kernel/debug/archpmu/naive_cross_calls  1: one cross-call per MSR
  *       access, as the msr driver's wrmsr_on_cpu() would do (root only)
+ *   /sys/kernel/debug/archpmu/fail_cpu_online/   fault injection on the CPU-
+ *       online path (kernels with CONFIG_FAULT_INJECTION_DEBUG_FS; tests)
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -26,6 +28,7 @@ void archpmu_debugfs_init(void)
 				   &cross_calls_fops);
 	debugfs_create_bool("naive_cross_calls", 0600, archpmu_debugfs_dir,
 			    &archpmu_naive_cross_calls);
+	archpmu_enum_debugfs_init(archpmu_debugfs_dir);
 }
 
 void archpmu_debugfs_exit(void)

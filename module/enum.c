@@ -9,6 +9,8 @@
 
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/cpumask.h>
 #include <linux/irqflags.h>
 #include <linux/kernel.h>
@@ -77,6 +79,36 @@ static void enumerate_this_cpu(struct archpmu_pmu_desc *desc)
 	archpmu_desc_set_perf_caps(desc, caps);
 }
 
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * debugfs archpmu/fail_cpu_online: the kernel's fault-injection attributes
+ * for the one allocating step of bringing a CPU online. fail-nth cannot
+ * reach it: the callbacks run in the cpuhp/N thread, not the caller's.
+ */
+static DECLARE_FAULT_ATTR(fail_cpu_online);
+
+void archpmu_enum_debugfs_init(struct dentry *dir)
+{
+	fault_create_debugfs_attr("fail_cpu_online", dir, &fail_cpu_online);
+}
+
+static int sysfs_cpu_add(unsigned int cpu)
+{
+	if (should_fail(&fail_cpu_online, 1))
+		return -ENOMEM;
+	return archpmu_sysfs_cpu_add(cpu);
+}
+#else
+void archpmu_enum_debugfs_init(struct dentry *dir)
+{
+}
+
+static int sysfs_cpu_add(unsigned int cpu)
+{
+	return archpmu_sysfs_cpu_add(cpu);
+}
+#endif
+
 static int archpmu_cpu_online(unsigned int cpu)
 {
 	struct archpmu_pmu_desc desc;
@@ -87,7 +119,7 @@ static int archpmu_cpu_online(unsigned int cpu)
 	 * The only step that can fail comes first: on a failure the hotplug
 	 * core does not call archpmu_cpu_offline(), so nothing may be left.
 	 */
-	ret = archpmu_sysfs_cpu_add(cpu);
+	ret = sysfs_cpu_add(cpu);
 	if (ret)
 		return ret;
 	mutex_lock(&enum_lock);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Fault injection (debug kernel only: CONFIG_FAILSLAB, /proc/thread-self/fail-nth):
 // the n-th slab allocation of this thread fails, for every n on the COUNT_OPEN
-// and module-load paths. Each failure must return ENOMEM cleanly, program
-// nothing and leave nothing behind; the VM runner's kmemleak scan after the
-// suite catches any leak.
+// and module-load paths; the CPU-online path, which runs in the cpuhp/N thread,
+// through the module's own fault attribute. Each failure must return ENOMEM
+// cleanly, program nothing and leave nothing behind; the VM runner's kmemleak
+// scan after the suite catches any leak.
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -20,6 +21,8 @@
 
 #include "archpmu.h"
 #include "archpmu/device.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/session.hpp"
 #include "archpmu/unique_fd.hpp"
 #include "harness.hpp"
 
@@ -186,4 +189,43 @@ TEST_CASE("every allocation of the module's load fails once: ENOMEM, nothing lef
     // And a load after all that works.
     LoadedModule module(params);
     CHECK(path_exists("/dev/archpmu"));
+}
+
+TEST_CASE("a failed CPU online leaves the CPU offline, the sessions intact and nothing behind",
+          "[fault-injection][hotplug]")
+{
+    const std::string attr = "/sys/kernel/debug/archpmu/fail_cpu_online";
+    const auto cpus = online_cpus();
+    REQUIRE(cpus.size() >= 2);
+    LoadedModule module("backend=model model_rate_percent=0 model_version=4");
+    // The module's own fault attribute: fail-nth cannot reach the cpuhp/N thread.
+    REQUIRE(path_exists(attr));
+    const unsigned last = cpus.back();
+    const std::string online = "/sys/devices/system/cpu/cpu" + std::to_string(last) + "/online";
+    archpmu::Session s(kDev, archpmu::parse_event_list("instructions,branches@gp"), {0, last});
+    s.start();
+    inject_events(last, 0x00c0, 10);
+    write_file(online, "0");
+    constexpr int kFailures = 5;
+    for (int i = 0; i < kFailures; ++i) {
+        CAPTURE(i);
+        write_file(attr + "/verbose", "0");
+        write_file(attr + "/probability", "100");
+        write_file(attr + "/times", "1");
+        std::ofstream up(online);
+        up << "1";
+        up.close();
+        CHECK_FALSE(up);                  // the online step failed...
+        CHECK(read_file(online) == "0");  // ...and the CPU is still offline
+        CHECK_FALSE(path_exists("/sys/devices/system/cpu/cpu" + std::to_string(last) + "/archpmu"));
+    }
+    write_file(attr + "/probability", "0");
+    write_file(online, "1");
+    inject_events(last, 0x00c0, 10);
+    s.stop();
+    const auto snap = s.read();
+    REQUIRE(snap.values.size() == 4);
+    CHECK(snap.values[2].value == 20);  // counts kept through the failures, counting resumed
+    CHECK_FALSE(snap.values[2].offline);
+    report_figure("fault-injected-failures", kFailures);
 }
