@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstdlib>
@@ -109,38 +110,49 @@ TEST_CASE("every allocation of COUNT_OPEN fails once: ENOMEM, nothing programmed
     const auto cpus_online = online_cpus();
     archpmu_event evs[2] = {{0x00c0, 0, 0}, {0x00c4, 0, 0}};
     uint32_t cpus[2] = {cpus_online.front(), cpus_online.back()};
+    // One sweep over n = 1, 2, ... until an open makes fewer than n allocations.
+    // The debug kernel's own bookkeeping (debug-objects pool refills, kmemleak)
+    // also allocates, now and then, in between: a sweep may then step over one
+    // of ours, so up to three sweeps run until one fails each of them.
+    const auto sweep = [&](bool& clean_run) {
+        unsigned enomem = 0;
+        clean_run = false;
+        for (unsigned n = 1; n < 400; ++n) {
+            CAPTURE(n);
+            archpmu::UniqueFd fd(::open(kDev, O_RDWR | O_CLOEXEC));
+            REQUIRE(fd.valid());
+            archpmu_count_open op{};
+            op.size = sizeof(op);
+            op.nr_events = 2;
+            op.events = reinterpret_cast<uintptr_t>(evs);
+            op.nr_cpus = 2;
+            op.cpus = reinterpret_cast<uintptr_t>(cpus);
+            fail_nth.set(n);
+            const int err = ::ioctl(fd.get(), ARCHPMU_IOC_COUNT_OPEN, &op) == 0 ? 0 : errno;
+            const unsigned left = fail_nth.left();
+            fail_nth.set(0);
+            if (left != 0) {  // fewer allocations than n: nothing was failed
+                clean_run = true;
+                CHECK(err == 0);
+                break;
+            }
+            // A failure in the kernel's own bookkeeping is absorbed: the open succeeds.
+            CHECK((err == 0 || err == ENOMEM));
+            if (err != ENOMEM)
+                continue;
+            ++enomem;
+            CHECK(snapshot_all() == before);
+            archpmu_count_ctl ctl{};
+            ctl.size = sizeof(ctl);
+            CHECK(::ioctl(fd.get(), ARCHPMU_IOC_COUNT_START, &ctl) == -1);
+            CHECK(errno == EBADFD);
+        }
+        return enomem;
+    };
     unsigned enomem = 0;
     bool clean_run = false;
-    for (unsigned n = 1; n < 400 && !clean_run; ++n) {
-        CAPTURE(n);
-        archpmu::UniqueFd fd(::open(kDev, O_RDWR | O_CLOEXEC));
-        REQUIRE(fd.valid());
-        archpmu_count_open op{};
-        op.size = sizeof(op);
-        op.nr_events = 2;
-        op.events = reinterpret_cast<uintptr_t>(evs);
-        op.nr_cpus = 2;
-        op.cpus = reinterpret_cast<uintptr_t>(cpus);
-        fail_nth.set(n);
-        const int err = ::ioctl(fd.get(), ARCHPMU_IOC_COUNT_OPEN, &op) == 0 ? 0 : errno;
-        const unsigned left = fail_nth.left();
-        fail_nth.set(0);
-        clean_run = left != 0;  // fewer allocations than n: nothing was failed
-        if (clean_run) {
-            CHECK(err == 0);
-            break;
-        }
-        // A failure in kmemleak's own bookkeeping is absorbed: the open succeeds.
-        CHECK((err == 0 || err == ENOMEM));
-        if (err != ENOMEM)
-            continue;
-        ++enomem;
-        CHECK(snapshot_all() == before);
-        archpmu_count_ctl ctl{};
-        ctl.size = sizeof(ctl);
-        CHECK(::ioctl(fd.get(), ARCHPMU_IOC_COUNT_START, &ctl) == -1);
-        CHECK(errno == EBADFD);
-    }
+    for (int pass = 0; pass < 3 && enomem < 5; ++pass)
+        enomem = std::max(enomem, sweep(clean_run));
     CHECK(clean_run);
     // The session, its buffer, the CPU list copy, the per-CPU state, the snapshot.
     CHECK(enomem >= 5);
