@@ -197,7 +197,7 @@ static int cpu_save(struct archpmu_session *s, struct count_cpu *cc)
 {
 	struct archpmu_batch_buf *b = s->buf;
 	unsigned int n = 0;
-	u64 fixed_ctrl = 0, inuse = 0;
+	u64 fixed_ctrl = 0, inuse = 0, busy_fixed;
 	int ret;
 	u32 i;
 
@@ -242,10 +242,11 @@ static int cpu_save(struct archpmu_session *s, struct count_cpu *cc)
 		fixed_ctrl = b->ops[n++].val;
 		cc->saved_fixed_ctrl = fixed_ctrl;
 		cc->saved_global_ctrl = b->ops[n++].val;
-		if (fixed_in_use(cc, fixed_ctrl)) {
+		busy_fixed = fixed_in_use(cc, fixed_ctrl);
+		if (busy_fixed) {
 			pr_warn("CPU %u: a fixed counter is in use by another agent (IA32_FIXED_CTR_CTRL = %#llx); stop that tool first\n",
 				cc->cpu, fixed_ctrl);
-			cc->agent_busy |= fixed_in_use(cc, fixed_ctrl);
+			cc->agent_busy |= busy_fixed;
 		}
 	}
 	if (cc->desc.version >= 4) {
