@@ -16,13 +16,13 @@
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 
-#include "archpmu.h"
+#include "dev/dev.h"
+#include "pmu/pmu.h"
+#include "session/session.h"
 
 static char *backend = "auto";
 module_param(backend, charp, 0444);
 MODULE_PARM_DESC(backend, "auto (default), hw, or model (the software PMU model)");
-
-const struct archpmu_backend *archpmu_backend;
 
 static int __init archpmu_select_backend(void)
 {
@@ -51,6 +51,12 @@ static int __init archpmu_select_backend(void)
 	return 0;
 }
 
+/*
+ * The layers, bottom up: pmu/ (access, enumeration, the per-CPU context),
+ * own/ (who holds which counter), count/, session/, dev/ (the interfaces).
+ * Each part with CPU state registers its own cpuhp state (enumeration,
+ * sysfs, sessions); none of their callbacks depends on another's order.
+ */
 static int __init archpmu_init(void)
 {
 	int ret;
@@ -58,25 +64,30 @@ static int __init archpmu_init(void)
 	ret = archpmu_select_backend();
 	if (ret)
 		return ret;
-	ret = archpmu_count_init();
-	if (ret)
-		return ret;
 	ret = archpmu_enum_init();
 	if (ret)
-		goto err_count_exit;
-	ret = archpmu_chardev_init();
+		return ret;
+	ret = archpmu_sysfs_init();
 	if (ret)
 		goto err_enum_exit;
+	ret = archpmu_session_hotplug_init();
+	if (ret)
+		goto err_sysfs_exit;
+	ret = archpmu_chardev_init();
+	if (ret)
+		goto err_session_exit;
 	archpmu_debugfs_init();
 	archpmu_enum_print_summary();
 	pr_info("loaded: backend %s, ABI %u, %u CPUs enumerated\n",
 		archpmu_backend->name, ARCHPMU_ABI_VERSION, archpmu_enum_count());
 	return 0;
 
+err_session_exit:
+	archpmu_session_hotplug_exit();
+err_sysfs_exit:
+	archpmu_sysfs_exit();
 err_enum_exit:
 	archpmu_enum_exit();
-err_count_exit:
-	archpmu_count_exit();
 	return ret;
 }
 
@@ -84,8 +95,9 @@ static void __exit archpmu_exit(void)
 {
 	archpmu_debugfs_exit();
 	archpmu_chardev_exit();
+	archpmu_session_hotplug_exit();
+	archpmu_sysfs_exit();
 	archpmu_enum_exit();
-	archpmu_count_exit();
 	pr_info("unloaded\n");
 }
 

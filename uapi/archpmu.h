@@ -40,6 +40,7 @@
 #define ARCHPMU_CAP_MODEL_MSR	0x4ULL	/* ARCHPMU_IOC_MODEL_MSR (model backend only) */
 #define ARCHPMU_CAP_COUNT	0x8ULL	/* ARCHPMU_IOC_COUNT_* */
 #define ARCHPMU_CAP_MODEL_INJECT 0x10ULL /* ARCHPMU_IOC_MODEL_INJECT (model backend only) */
+#define ARCHPMU_CAP_SESSION_FD	0x20ULL	/* ARCHPMU_COUNT_OPEN_FD: a session is its own file */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -58,6 +59,60 @@
 #define ARCHPMU_EVENT_TOPDOWN_FE_BOUND	10	/* 9CH/01H */
 #define ARCHPMU_EVENT_TOPDOWN_RETIRING	11	/* C2H/02H */
 #define ARCHPMU_EVENT_LBR_INSERTS	12	/* E4H/01H */
+
+/*
+ * The architectural events, written out once for the module and for user
+ * space, in bit order: X(bit, name, event select, umask). The name is the
+ * one sysfs and `archpmu info` print.
+ */
+#define ARCHPMU_ARCH_EVENT_TABLE(X)						\
+	X(ARCHPMU_EVENT_CYCLES,		  "cycles",	      0x3c, 0x00)	\
+	X(ARCHPMU_EVENT_INSTRUCTIONS,	  "instructions",     0xc0, 0x00)	\
+	X(ARCHPMU_EVENT_REF_CYCLES,	  "ref-cycles",	      0x3c, 0x01)	\
+	X(ARCHPMU_EVENT_LLC_REFERENCES,	  "cache-references", 0x2e, 0x4f)	\
+	X(ARCHPMU_EVENT_LLC_MISSES,	  "cache-misses",     0x2e, 0x41)	\
+	X(ARCHPMU_EVENT_BRANCHES,	  "branches",	      0xc4, 0x00)	\
+	X(ARCHPMU_EVENT_BRANCH_MISSES,	  "branch-misses",    0xc5, 0x00)	\
+	X(ARCHPMU_EVENT_TOPDOWN_SLOTS,	  "slots",	      0xa4, 0x01)	\
+	X(ARCHPMU_EVENT_TOPDOWN_BE_BOUND, "topdown-be-bound", 0xa4, 0x02)	\
+	X(ARCHPMU_EVENT_TOPDOWN_BAD_SPEC, "topdown-bad-spec", 0x73, 0x00)	\
+	X(ARCHPMU_EVENT_TOPDOWN_FE_BOUND, "topdown-fe-bound", 0x9c, 0x01)	\
+	X(ARCHPMU_EVENT_TOPDOWN_RETIRING, "topdown-retiring", 0xc2, 0x02)	\
+	X(ARCHPMU_EVENT_LBR_INSERTS,	  "lbr-inserts",      0xe4, 0x01)
+
+/*
+ * What fixed counter j counts, in order of j: X(j, event select, umask).
+ * Counters 0, 1 and 3 count the architectural events of the same encoding;
+ * counter 2 counts reference cycles at the TSC rate (00H/03H); 4-6 are the
+ * Atom topdown events. Event 00H with umask j+1 always names fixed counter
+ * j.
+ */
+#define ARCHPMU_FIXED_EVENT_TABLE(X)	\
+	X(0, 0xc0, 0x00)		\
+	X(1, 0x3c, 0x00)		\
+	X(2, 0x00, 0x03)		\
+	X(3, 0xa4, 0x01)		\
+	X(4, 0x73, 0x00)		\
+	X(5, 0x9c, 0x01)		\
+	X(6, 0xc2, 0x02)
+
+/* IA32_PERFEVTSELx fields (archpmu_event.config is an image of it). */
+#define ARCHPMU_EVTSEL_EVENT	0x00000000000000ffULL	/* event select */
+#define ARCHPMU_EVTSEL_UMASK	0x000000000000ff00ULL	/* unit mask */
+#define ARCHPMU_EVTSEL_USR	0x0000000000010000ULL	/* count at CPL > 0 */
+#define ARCHPMU_EVTSEL_OS	0x0000000000020000ULL	/* count at CPL 0 */
+#define ARCHPMU_EVTSEL_EDGE	0x0000000000040000ULL	/* count rising edges */
+#define ARCHPMU_EVTSEL_PC	0x0000000000080000ULL	/* pin control (refused) */
+#define ARCHPMU_EVTSEL_INT	0x0000000000100000ULL	/* PMI on overflow (refused) */
+#define ARCHPMU_EVTSEL_ANY	0x0000000000200000ULL	/* AnyThread (v3-v4) */
+#define ARCHPMU_EVTSEL_EN	0x0000000000400000ULL	/* enable (refused: the module sets it) */
+#define ARCHPMU_EVTSEL_INV	0x0000000000800000ULL	/* invert the CMASK comparison */
+#define ARCHPMU_EVTSEL_CMASK	0x00000000ff000000ULL	/* counter mask */
+#define ARCHPMU_EVTSEL_EQ	0x0000001000000000ULL	/* CMASK equal (CPUID.23H) */
+#define ARCHPMU_EVTSEL_UMASK2	0x0000ff0000000000ULL	/* second unit mask (CPUID.23H) */
+#define ARCHPMU_EVTSEL_UMASK_SHIFT	8
+#define ARCHPMU_EVTSEL_CMASK_SHIFT	24
+#define ARCHPMU_EVTSEL_UMASK2_SHIFT	40
 
 /* archpmu_cpu_info.pmu_flags */
 #define ARCHPMU_PMU_ANYTHREAD_DEPRECATED 0x001U /* CPUID.0AH:EDX[15] */
@@ -140,13 +195,22 @@ struct archpmu_model_msr {
 };
 
 /*
- * Counting. A session belongs to the open file: COUNT_OPEN describes a set of
- * events and a set of CPUs, validates every event against every CPU's
- * enumeration, allocates counters and programs them (stopped), all or
- * nothing. COUNT_START/STOP/RESET act on every CPU of the session (one
- * cross-call per CPU); COUNT_READ returns every event on every CPU as 64-bit
- * counts in one call. Closing the file releases the counters and restores
- * what the PMU held before. Needs CAP_PERFMON or CAP_SYS_ADMIN.
+ * Counting. COUNT_OPEN describes a set of events and a set of CPUs,
+ * validates every event against every CPU's enumeration, allocates counters
+ * and programs them (stopped), all or nothing. COUNT_START/STOP/RESET act on
+ * every CPU of the session (one cross-call per CPU); COUNT_READ returns
+ * every event on every CPU as 64-bit counts in one call. Needs CAP_PERFMON
+ * or CAP_SYS_ADMIN.
+ *
+ * The session is a file of its own with ARCHPMU_COUNT_OPEN_FD (capability
+ * ARCHPMU_CAP_SESSION_FD): COUNT_OPEN then returns a new file descriptor
+ * (close-on-exec) and COUNT_START, STOP, RESET and READ act on that
+ * descriptor, so one process may hold several sessions and pass them on.
+ * Closing its last reference releases the counters and restores
+ * what the PMU held before, whether /dev/archpmu is still open or not.
+ * Without the flag (the first layout's behaviour) COUNT_OPEN returns 0, the
+ * session belongs to the /dev/archpmu file it was opened on, the commands go
+ * to that file, and closing it releases the session.
  *
  * archpmu_event.config is an IA32_PERFEVTSELx image: event select [7:0],
  * umask [15:8], USR [16], OS [17], edge [18], INV [23], CMASK [31:24],
@@ -163,7 +227,10 @@ struct archpmu_model_msr {
  *
  * COUNT_OPEN errors, each its own cause:
  *   -EPERM       no CAP_PERFMON or CAP_SYS_ADMIN
- *   -EALREADY    this file already holds a session
+ *   -EALREADY    without ARCHPMU_COUNT_OPEN_FD: this file already holds a session
+ *   -EMFILE      with ARCHPMU_COUNT_OPEN_FD: no free file descriptor
+ *   -ENFILE      the system's limit of open files is reached (every session
+ *                is a file, with the flag or without)
  *   -EINVAL      reserved, EN, INT or PC bits in config; unknown flags;
  *                nr_events 0; a CPU listed twice; a counter pinned twice
  *   -E2BIG       nr_events > ARCHPMU_MAX_EVENTS or nr_cpus > nr_cpu_ids
@@ -192,6 +259,9 @@ struct archpmu_model_msr {
  */
 #define ARCHPMU_MAX_EVENTS	32
 
+/* archpmu_count_open.flags */
+#define ARCHPMU_COUNT_OPEN_FD	0x001U	/* return the session as a new file descriptor */
+
 #define ARCHPMU_EVENT_GP_ONLY	0x001U	/* never a fixed counter */
 #define ARCHPMU_EVENT_PIN	0x002U	/* exactly the counter in .counter */
 #define ARCHPMU_EVENT_RAW	0x004U	/* accept architectural events CPUID marks unavailable */
@@ -213,7 +283,7 @@ struct archpmu_event {
 
 struct archpmu_count_open {
 	__u32 size;		/* in */
-	__u32 flags;		/* in: must be 0 */
+	__u32 flags;		/* in: ARCHPMU_COUNT_OPEN_* */
 	__u32 nr_events;	/* in: 1..ARCHPMU_MAX_EVENTS */
 	__u32 nr_cpus;		/* in: entries at cpus; 0 = every online CPU */
 	__u64 events;		/* in: user pointer to struct archpmu_event[nr_events] */
@@ -232,7 +302,8 @@ struct archpmu_count_open {
 
 /*
  * COUNT_START, COUNT_STOP, COUNT_RESET: -EBADFD when the file has no session,
- * -EINVAL for non-zero flags.
+ * -EINVAL for non-zero flags. On a session file descriptor, these and
+ * COUNT_READ are its only commands (anything else is -ENOTTY).
  */
 struct archpmu_count_ctl {
 	__u32 size;		/* in */

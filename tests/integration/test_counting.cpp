@@ -29,7 +29,6 @@ using archpmu::Session;
 namespace {
 
 constexpr const char* kDev = "/dev/archpmu";
-constexpr uint64_t ARCHPMU_EVTSEL_EN_BIT = 1ULL << 22;
 // Only injected events count: every value below is exact.
 constexpr const char* kExact = "backend=model model_rate_percent=0 ";
 
@@ -196,13 +195,13 @@ TEST_CASE("v1 starts and stops through the EN bits, v2+ through GLOBAL_CTRL", "[
         archpmu::Device dev;
         Session s(kDev, events("instructions,branches"), {0});
         CHECK(archpmu::counter_name(s.counters()[0]) == "gp0");
-        CHECK((dev.model_read_msr(0, 0x186) & ARCHPMU_EVTSEL_EN_BIT) == 0);
+        CHECK((dev.model_read_msr(0, 0x186) & ARCHPMU_EVTSEL_EN) == 0);
         s.start();
-        CHECK((dev.model_read_msr(0, 0x186) & ARCHPMU_EVTSEL_EN_BIT) != 0);
-        CHECK((dev.model_read_msr(0, 0x187) & ARCHPMU_EVTSEL_EN_BIT) != 0);
+        CHECK((dev.model_read_msr(0, 0x186) & ARCHPMU_EVTSEL_EN) != 0);
+        CHECK((dev.model_read_msr(0, 0x187) & ARCHPMU_EVTSEL_EN) != 0);
         inject(0, 0x00c0, 11);
         s.stop();
-        CHECK((dev.model_read_msr(0, 0x186) & ARCHPMU_EVTSEL_EN_BIT) == 0);
+        CHECK((dev.model_read_msr(0, 0x186) & ARCHPMU_EVTSEL_EN) == 0);
         inject(0, 0x00c0, 5);
         CHECK(values(s)[0] == std::vector<uint64_t>{11, 0});
     }
@@ -547,7 +546,7 @@ TEST_CASE("the counting and injection ioctls' remaining bad inputs", "[counting]
         op.size = sizeof(op);
         op.nr_events = 1;
         op.events = reinterpret_cast<uintptr_t>(&ev);
-        op.flags = 1;
+        op.flags = 0x2;  // an unknown flag (0x1 is ARCHPMU_COUNT_OPEN_FD)
         CHECK(call(ARCHPMU_IOC_COUNT_OPEN, &op) == EINVAL);
         op.flags = 0;
         op.__reserved0 = 1;

@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: MIT
 // A bounded, seeded ioctl fuzzer (perf_fuzzer in spirit): random commands,
 // sizes, flags, event configs, CPU lists and pointers on several open files,
-// interleaved with start/stop/reset/read/close and injections. It must never
-// crash or warn (scripts/vm fails the run on any kernel warning), and once
-// every file is closed each CPU's PMU MSRs must be exactly as they were.
+// interleaved with start/stop/reset/read/close and injections. About half its
+// opens make the session a file of its own (ARCHPMU_COUNT_OPEN_FD); the later
+// commands go to those files as well as to the device's, which are closed,
+// dup'd and outlive the device's files at random. It must never crash or warn
+// (scripts/vm fails the run on any kernel warning), every session file must
+// come back close-on-exec, and once every file is closed each CPU's PMU MSRs
+// must be exactly as they were.
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <array>
 #include <catch2/catch.hpp>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "archpmu.h"
@@ -30,7 +36,7 @@ public:
 
     void step()
     {
-        switch (pick(10)) {
+        switch (pick(11)) {
             case 0:
                 reopen();
                 break;
@@ -52,6 +58,9 @@ public:
             case 6:
                 inject();
                 break;
+            case 7:
+                churn_sessions();
+                break;
             default:
                 info();
                 break;
@@ -62,6 +71,13 @@ private:
     uint32_t pick(uint32_t n) { return std::uniform_int_distribution<uint32_t>(0, n - 1)(rng_); }
     uint64_t bits() { return rng_() | static_cast<uint64_t>(rng_()) << 32; }
     int fd() { return fds_[pick(fds_.size())].get(); }
+    // Where the session commands go: a session file half the time there is one.
+    int target()
+    {
+        if (!sessions_.empty() && pick(2))
+            return sessions_[pick(sessions_.size())].get();
+        return fd();
+    }
 
     uint64_t random_config()
     {
@@ -79,6 +95,34 @@ private:
 
     void reopen() { fds_[pick(fds_.size())].reset(::open("/dev/archpmu", O_RDWR | O_CLOEXEC)); }
 
+    // Keep a new session file; a full pool closes one of the others for it.
+    void keep(int session)
+    {
+        archpmu::UniqueFd f(session);
+        const int flags = ::fcntl(session, F_GETFD);
+        if (flags < 0 || (flags & FD_CLOEXEC) == 0)
+            ++bad_session_fds;
+        if (sessions_.size() < kMaxSessions)
+            sessions_.push_back(std::move(f));
+        else
+            sessions_[pick(sessions_.size())] = std::move(f);
+    }
+
+    // Close a session file, or keep a dup of one (its session lives until both close).
+    void churn_sessions()
+    {
+        if (sessions_.empty())
+            return;
+        const std::size_t i = pick(sessions_.size());
+        if (pick(4) == 0 && sessions_.size() < kMaxSessions) {
+            archpmu::UniqueFd copy(::dup(sessions_[i].get()));
+            if (copy.valid())
+                sessions_.push_back(std::move(copy));
+        } else {
+            sessions_.erase(sessions_.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+    }
+
     void count_open()
     {
         std::vector<archpmu_event> ev(1 + (pick(4) ? pick(4) : pick(ARCHPMU_MAX_EVENTS + 2)));
@@ -92,13 +136,25 @@ private:
             cpus[i] = pick(8) == 0 ? pick(6) : static_cast<uint32_t>(i);
         archpmu_count_open cmd{};
         cmd.size = pick(20) == 0 ? pick(128) : sizeof(cmd);
-        cmd.flags = pick(20) == 0 ? 1 : 0;
+        cmd.flags = pick(2) ? ARCHPMU_COUNT_OPEN_FD : 0;
+        if (pick(20) == 0)
+            cmd.flags |= 1U << (1 + pick(31));  // an unknown flag: refused
         cmd.nr_events = static_cast<uint32_t>(ev.size());
         cmd.nr_cpus = static_cast<uint32_t>(cpus.size());
         cmd.events = pick(30) == 0 ? 16 : reinterpret_cast<uintptr_t>(ev.data());
         cmd.cpus = pick(30) == 0 ? 8 : reinterpret_cast<uintptr_t>(cpus.data());
-        if (::ioctl(fd(), ARCHPMU_IOC_COUNT_OPEN, &cmd) == 0)
-            ++opened;
+        const int ret = ::ioctl(fd(), ARCHPMU_IOC_COUNT_OPEN, &cmd);
+        if (ret < 0)
+            return;
+        ++opened;
+        if (cmd.flags & ~ARCHPMU_COUNT_OPEN_FD)
+            ++bad_opens;  // an unknown flag was accepted
+        if (cmd.flags & ARCHPMU_COUNT_OPEN_FD) {
+            ++opened_as_file;
+            keep(ret);
+        } else if (ret != 0) {
+            ++bad_opens;  // the first layout's open returns 0
+        }
     }
 
     void control(unsigned long request)
@@ -106,7 +162,7 @@ private:
         archpmu_count_ctl cmd{};
         cmd.size = sizeof(cmd);
         cmd.flags = pick(20) == 0 ? 2 : 0;
-        (void)::ioctl(fd(), request, &cmd);
+        (void)::ioctl(target(), request, &cmd);
     }
 
     void count_read()
@@ -116,7 +172,7 @@ private:
         cmd.size = sizeof(cmd);
         cmd.nr_values = pick(10) == 0 ? 0xffffffffu : static_cast<uint32_t>(vals.size());
         cmd.values = pick(30) == 0 ? 24 : reinterpret_cast<uintptr_t>(vals.data());
-        if (::ioctl(fd(), ARCHPMU_IOC_COUNT_READ, &cmd) == 0)
+        if (::ioctl(target(), ARCHPMU_IOC_COUNT_READ, &cmd) == 0)
             ++read_ok;
     }
 
@@ -132,7 +188,9 @@ private:
         // the fuzzer to what a user of the counting ABI can do.
         if (cmd == ARCHPMU_IOC_MODEL_MSR)
             return;
-        (void)::ioctl(fd(), cmd, buf.data());
+        const int ret = ::ioctl(target(), cmd, buf.data());
+        if (cmd == ARCHPMU_IOC_COUNT_OPEN && ret > 0)
+            keep(ret);  // a session file, however unlikely: closed with the rest
     }
 
     void inject()
@@ -154,12 +212,18 @@ private:
         (void)::ioctl(fd(), ARCHPMU_IOC_CPU_INFO, &cmd);
     }
 
+    static constexpr std::size_t kMaxSessions = 6;
+
     std::mt19937 rng_;
     std::array<archpmu::UniqueFd, 4> fds_{};
+    std::vector<archpmu::UniqueFd> sessions_;  // session files, dups included
 
 public:
-    unsigned opened = 0;   // sessions the fuzzer got programmed
-    unsigned read_ok = 0;  // snapshots it got back
+    unsigned opened = 0;           // sessions the fuzzer got programmed
+    unsigned opened_as_file = 0;   // of which session files
+    unsigned read_ok = 0;          // snapshots it got back
+    unsigned bad_opens = 0;        // opens that succeeded with an unknown flag or a bad return
+    unsigned bad_session_fds = 0;  // session files without close-on-exec
     void open_all()
     {
         for (auto& f : fds_)
@@ -169,6 +233,7 @@ public:
     {
         for (auto& f : fds_)
             f.reset();
+        sessions_.clear();
     }
 };
 
@@ -196,13 +261,16 @@ TEST_CASE("fuzzed ioctls neither crash nor leave the PMU changed", "[fuzz]")
         for (int i = 0; i < 20000; ++i)
             fuzz.step();
         fuzz.close_all();
-        CHECK(fuzz.opened > 50);   // the fuzzer reached programmed sessions...
-        CHECK(fuzz.read_ok > 50);  // ...and read them
+        CHECK(fuzz.opened > 50);          // the fuzzer reached programmed sessions...
+        CHECK(fuzz.opened_as_file > 10);  // ...session files among them...
+        CHECK(fuzz.read_ok > 50);         // ...and read them
+        CHECK(fuzz.bad_opens == 0);
+        CHECK(fuzz.bad_session_fds == 0);
         report_figure("fuzzed-calls", 20000);
         report_figure("sessions-opened", fuzz.opened);
 
         // Every register back, GLOBAL_STATUS included (release acknowledges the
-        // overflow bits of its own counters).
+        // overflow bits of its own counters): every device and session file is closed.
         for (unsigned cpu : online_cpus()) {
             CAPTURE(cpu);
             CHECK(pmu_msr_snapshot(dev, cpu) == before[cpu]);

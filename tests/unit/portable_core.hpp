@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The module's portable core (module/arch_pmu.c, module/model_regs.c),
+// The module's portable core (module/pmu/arch_pmu.c, module/pmu/model_regs.c),
 // compiled as C into the unit tests.
 #pragma once
 
 extern "C" {
-#include "../../module/arch_pmu.h"
-#include "../../module/model_regs.h"
+#include "../../module/pmu/arch_pmu.h"
+#include "../../module/pmu/model_regs.h"
 }

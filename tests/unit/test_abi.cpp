@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstddef>
+#include <iterator>
 #include <set>
 
 #include "archpmu.h"
@@ -59,4 +60,31 @@ TEST_CASE("capability, flag and event numbers are stable", "[abi]")
     CHECK(ARCHPMU_BACKEND_MODEL == 2);
     CHECK(ARCHPMU_EVENT_LBR_INSERTS == 12);
     CHECK(ARCHPMU_NR_ARCH_EVENTS == 13);
+}
+
+namespace {
+// The uapi event tables list their entries in bit (counter) order: the module
+// builds arrays from them by position.
+constexpr unsigned kArchBits[] = {
+#define ARCH_BIT(bit, name, ev, umask) bit,
+    ARCHPMU_ARCH_EVENT_TABLE(ARCH_BIT)
+#undef ARCH_BIT
+};
+constexpr unsigned kFixedIndexes[] = {
+#define FIXED_INDEX(j, ev, umask) j,
+    ARCHPMU_FIXED_EVENT_TABLE(FIXED_INDEX)
+#undef FIXED_INDEX
+};
+}  // namespace
+
+TEST_CASE("the uapi event tables are complete and in order", "[abi]")
+{
+    REQUIRE(std::size(kArchBits) == ARCHPMU_NR_ARCH_EVENTS);
+    for (unsigned i = 0; i < std::size(kArchBits); ++i)
+        CHECK(kArchBits[i] == i);
+    REQUIRE(std::size(kFixedIndexes) == 7);
+    for (unsigned j = 0; j < std::size(kFixedIndexes); ++j)
+        CHECK(kFixedIndexes[j] == j);
+    CHECK(ARCHPMU_CAP_SESSION_FD == 0x20);
+    CHECK(ARCHPMU_COUNT_OPEN_FD == 1);
 }

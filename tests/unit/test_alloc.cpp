@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Event validation and counter allocation (module/alloc.c).
+// Event validation and counter allocation (module/own/alloc.c).
 #include <catch2/catch.hpp>
 
 #include <vector>
@@ -7,7 +7,7 @@
 #include "portable_core.hpp"
 
 extern "C" {
-#include "../../module/alloc.h"
+#include "../../module/own/alloc.h"
 }
 
 namespace {

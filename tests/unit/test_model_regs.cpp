@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The model's RDMSR/WRMSR semantics (module/model_regs.c).
+// The model's RDMSR/WRMSR semantics (module/pmu/model_regs.c).
 #include <catch2/catch.hpp>
 
 #include "portable_core.hpp"

@@ -14,51 +14,108 @@
 namespace archpmu {
 namespace {
 
-constexpr std::uint64_t kUsr = 1ULL << 16;
-constexpr std::uint64_t kOs = 1ULL << 17;
-constexpr std::uint64_t kEdge = 1ULL << 18;
-constexpr std::uint64_t kAny = 1ULL << 21;
-constexpr std::uint64_t kInv = 1ULL << 23;
-
 struct NamedEvent {
     std::string_view name;
     std::uint32_t code;  // event | umask << 8
 };
 
-// perf-style names and Intel names of the architectural events.
-constexpr std::array<NamedEvent, 31> kNamedEvents = {{
-    {"cycles", 0x003c},
-    {"cpu-cycles", 0x003c},
-    {"cpu_clk_unhalted.thread", 0x003c},
-    {"cpu_clk_unhalted.core", 0x003c},
-    {"instructions", 0x00c0},
-    {"inst_retired.any", 0x00c0},
-    {"ref-cycles", 0x0300},
-    {"cpu_clk_unhalted.ref_tsc", 0x0300},
-    {"bus-cycles", 0x013c},
-    {"cpu_clk_unhalted.ref_xclk", 0x013c},
-    {"cache-references", 0x4f2e},
-    {"longest_lat_cache.reference", 0x4f2e},
-    {"cache-misses", 0x412e},
-    {"longest_lat_cache.miss", 0x412e},
-    {"branches", 0x00c4},
-    {"branch-instructions", 0x00c4},
-    {"br_inst_retired.all_branches", 0x00c4},
-    {"branch-misses", 0x00c5},
-    {"br_misp_retired.all_branches", 0x00c5},
-    {"slots", 0x01a4},
-    {"topdown-slots", 0x01a4},
-    {"topdown.slots", 0x01a4},
-    {"topdown-be-bound", 0x02a4},
-    {"topdown.backend_bound_slots", 0x02a4},
-    {"topdown-bad-spec", 0x0073},
-    {"topdown_bad_speculation.all", 0x0073},
-    {"topdown-fe-bound", 0x019c},
-    {"topdown_fe_bound.all", 0x019c},
-    {"topdown-retiring", 0x02c2},
-    {"topdown_retiring.all", 0x02c2},
-    {"lbr-inserts", 0x01e4},
+constexpr std::uint32_t code_of(std::uint32_t event, std::uint32_t umask)
+{
+    return event | umask << ARCHPMU_EVTSEL_UMASK_SHIFT;
+}
+
+// The architectural events under the names the ABI header gives them.
+constexpr std::array kArchEvents{
+#define ARCHPMU_NAMED_EVENT(bit, name, event, umask) NamedEvent{(name), code_of((event), (umask))},
+    ARCHPMU_ARCH_EVENT_TABLE(ARCHPMU_NAMED_EVENT)
+#undef ARCHPMU_NAMED_EVENT
+};
+static_assert(kArchEvents.size() == ARCHPMU_NR_ARCH_EVENTS,
+              "ARCHPMU_ARCH_EVENT_TABLE has one row per architectural event");
+
+// The code of architectural event `bit` (ARCHPMU_EVENT_*).
+constexpr std::uint32_t arch_code(unsigned bit)
+{
+    std::uint32_t code = ~0U;
+#define ARCHPMU_CODE_IF(b, name, event, umask) \
+    if ((b) == bit)                            \
+        code = code_of((event), (umask));
+    ARCHPMU_ARCH_EVENT_TABLE(ARCHPMU_CODE_IF)
+#undef ARCHPMU_CODE_IF
+    return code;
+}
+
+// The code of fixed counter j's own event.
+constexpr std::uint32_t fixed_code(unsigned j)
+{
+    std::uint32_t code = ~0U;
+#define ARCHPMU_CODE_IF(fixed, event, umask) \
+    if ((fixed) == j)                        \
+        code = code_of((event), (umask));
+    ARCHPMU_FIXED_EVENT_TABLE(ARCHPMU_CODE_IF)
+#undef ARCHPMU_CODE_IF
+    return code;
+}
+
+struct Alias {
+    std::uint32_t code;
+    std::string_view name;
+};
+
+// perf's and Intel's other names, by code. They are looked up before the table's
+// names: perf's ref-cycles is fixed counter 2's reference cycles at the TSC rate
+// (00H/03H), while the table's display name ref-cycles is 3CH/01H, which perf
+// calls bus-cycles.
+constexpr std::array<Alias, 19> kAliases = {{
+    {arch_code(ARCHPMU_EVENT_CYCLES), "cpu-cycles"},
+    {arch_code(ARCHPMU_EVENT_CYCLES), "cpu_clk_unhalted.thread"},
+    {arch_code(ARCHPMU_EVENT_CYCLES), "cpu_clk_unhalted.core"},
+    {arch_code(ARCHPMU_EVENT_INSTRUCTIONS), "inst_retired.any"},
+    {fixed_code(2), "ref-cycles"},
+    {fixed_code(2), "cpu_clk_unhalted.ref_tsc"},
+    {arch_code(ARCHPMU_EVENT_REF_CYCLES), "bus-cycles"},
+    {arch_code(ARCHPMU_EVENT_REF_CYCLES), "cpu_clk_unhalted.ref_xclk"},
+    {arch_code(ARCHPMU_EVENT_LLC_REFERENCES), "longest_lat_cache.reference"},
+    {arch_code(ARCHPMU_EVENT_LLC_MISSES), "longest_lat_cache.miss"},
+    {arch_code(ARCHPMU_EVENT_BRANCHES), "branch-instructions"},
+    {arch_code(ARCHPMU_EVENT_BRANCHES), "br_inst_retired.all_branches"},
+    {arch_code(ARCHPMU_EVENT_BRANCH_MISSES), "br_misp_retired.all_branches"},
+    {arch_code(ARCHPMU_EVENT_TOPDOWN_SLOTS), "topdown-slots"},
+    {arch_code(ARCHPMU_EVENT_TOPDOWN_SLOTS), "topdown.slots"},
+    {arch_code(ARCHPMU_EVENT_TOPDOWN_BE_BOUND), "topdown.backend_bound_slots"},
+    {arch_code(ARCHPMU_EVENT_TOPDOWN_BAD_SPEC), "topdown_bad_speculation.all"},
+    {arch_code(ARCHPMU_EVENT_TOPDOWN_FE_BOUND), "topdown_fe_bound.all"},
+    {arch_code(ARCHPMU_EVENT_TOPDOWN_RETIRING), "topdown_retiring.all"},
 }};
+
+// The code of a (lower-case) event name, or ~0.
+constexpr std::uint32_t named_code(std::string_view name)
+{
+    for (const auto& a : kAliases)
+        if (a.name == name)
+            return a.code;
+    for (const auto& e : kArchEvents)
+        if (e.name == name)
+            return e.code;
+    return ~0U;
+}
+
+// Every alias names a code the tables have, and shadows no table name but ref-cycles.
+constexpr bool aliases_consistent()
+{
+    for (const auto& a : kAliases) {
+        if (a.code == ~0U)
+            return false;
+        for (const auto& e : kArchEvents)
+            if (a.name == e.name && a.name != "ref-cycles")
+                return false;
+    }
+    return true;
+}
+static_assert(aliases_consistent());
+static_assert(named_code("ref-cycles") == 0x0300, "perf's ref-cycles: 00H/03H, fixed counter 2");
+static_assert(named_code("bus-cycles") == 0x013c, "perf's bus-cycles: 3CH/01H");
+static_assert(named_code("cycles") == 0x003c && named_code("instructions") == 0x00c0);
 
 [[noreturn]] void bad(std::string_view whole, std::size_t at, std::size_t len,
                       const std::string& why)
@@ -124,13 +181,15 @@ std::uint64_t parse_cpu_terms(std::string_view whole, std::size_t open, std::siz
             config |= parse_number(whole, val_at, val, 0xff, "event");
             have_event = true;
         } else if (key == "umask") {
-            config |= parse_number(whole, val_at, val, 0xff, "umask") << 8;
+            config |= parse_number(whole, val_at, val, 0xff, "umask") << ARCHPMU_EVTSEL_UMASK_SHIFT;
         } else if (key == "cmask") {
-            config |= parse_number(whole, val_at, val, 0xff, "cmask") << 24;
+            config |= parse_number(whole, val_at, val, 0xff, "cmask") << ARCHPMU_EVTSEL_CMASK_SHIFT;
         } else if (key == "inv" || key == "edge" || key == "any") {
             if (eq == std::string_view::npos ||
                 parse_number(whole, val_at, val, 1, key.c_str()) == 1)
-                config |= key == "inv" ? kInv : key == "edge" ? kEdge : kAny;
+                config |= key == "inv"    ? ARCHPMU_EVTSEL_INV
+                          : key == "edge" ? ARCHPMU_EVTSEL_EDGE
+                                          : ARCHPMU_EVTSEL_ANY;
         } else if (term.empty()) {
             bad(whole, pos, 1, "empty term");
         } else {
@@ -176,14 +235,16 @@ void apply_modifiers(std::string_view whole, std::size_t at, std::string_view mo
         bad(whole, at - 1, 1, "empty modifier after ':' (use u, k or uk)");
     std::uint64_t ring = 0;
     for (std::size_t i = 0; i < mods.size(); ++i) {
-        const std::uint64_t bit = mods[i] == 'u' ? kUsr : mods[i] == 'k' ? kOs : 0;
+        const std::uint64_t bit = mods[i] == 'u'   ? ARCHPMU_EVTSEL_USR
+                                  : mods[i] == 'k' ? ARCHPMU_EVTSEL_OS
+                                                   : 0;
         if (!bit)
             bad(whole, at + i, 1, std::string("unknown modifier '") + mods[i] + "' (use u or k)");
         if (ring & bit)
             bad(whole, at + i, 1, std::string("modifier '") + mods[i] + "' given twice");
         ring |= bit;
     }
-    spec.config = (spec.config & ~(kUsr | kOs)) | ring;
+    spec.config = (spec.config & ~(ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_OS)) | ring;
 }
 
 }  // namespace
@@ -207,10 +268,9 @@ EventSpec parse_event(std::string_view text)
         const std::string_view base = text.substr(0, stop);
         rest = base.size();
         const std::string key = lower(base);
-        const auto* const named = std::find_if(kNamedEvents.begin(), kNamedEvents.end(),
-                                               [&](const NamedEvent& e) { return e.name == key; });
-        if (named != kNamedEvents.end()) {
-            spec.config = named->code;
+        const std::uint32_t code = named_code(key);
+        if (code != ~0U) {
+            spec.config = code;
         } else if (key.size() > 1 && key[0] == 'r') {
             if (key.size() > 17)
                 bad(text, 1, base.size() - 1, "a raw config has at most 16 hex digits");

@@ -14,13 +14,28 @@
 namespace archpmu {
 namespace {
 
-constexpr std::array<std::string_view, kArchEventCount> kEventNames = {
-    "cycles",           "instructions",     "ref-cycles",  "cache-references", "cache-misses",
-    "branches",         "branch-misses",    "slots",       "topdown-be-bound", "topdown-bad-spec",
-    "topdown-fe-bound", "topdown-retiring", "lbr-inserts",
-};
+// Name of architectural event n at index n, from the ABI header's table.
+constexpr std::array<std::string_view, kArchEventCount> make_event_names()
+{
+    std::array<std::string_view, kArchEventCount> names{};
+#define ARCHPMU_EVENT_NAME_AT(bit, name, event, umask) names.at(bit) = (name);
+    ARCHPMU_ARCH_EVENT_TABLE(ARCHPMU_EVENT_NAME_AT)
+#undef ARCHPMU_EVENT_NAME_AT
+    return names;
+}
+
+constexpr std::array<std::string_view, kArchEventCount> kEventNames = make_event_names();
+
+constexpr std::size_t unnamed_events()
+{
+    std::size_t unnamed = 0;
+    for (const auto name : kEventNames)
+        unnamed += name.empty() ? 1 : 0;
+    return unnamed;
+}
+
 static_assert(ARCHPMU_NR_ARCH_EVENTS == kArchEventCount);
-static_assert(ARCHPMU_EVENT_TOPDOWN_BAD_SPEC == 9 && ARCHPMU_EVENT_LBR_INSERTS == 12);
+static_assert(unnamed_events() == 0, "ARCHPMU_ARCH_EVENT_TABLE leaves an event bit unnamed");
 
 }  // namespace
 

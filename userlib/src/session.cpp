@@ -74,17 +74,31 @@ std::string open_refusal(int err, const archpmu_count_open& cmd, const std::stri
             return "CPU " + std::to_string(cpu) + " does not exist";
         case ENODEV:
             return "CPU " + std::to_string(cpu) + " is offline or has no architectural PMU";
+        case EMFILE:
+            return "no free file descriptor for the session (raise the limit: ulimit -n)";
         default:
             return "ARCHPMU_IOC_COUNT_OPEN failed";
     }
+}
+
+// Whether the module can give a session a file of its own. A module that does
+// not answer ARCHPMU_IOC_INFO gets the first layout's COUNT_OPEN, whose refusal
+// then says what went wrong.
+bool has_session_fd(int device_fd)
+{
+    auto cmd = detail::zeroed_cmd<archpmu_info>();
+    return ::ioctl(device_fd, ARCHPMU_IOC_INFO, &cmd) == 0 &&
+           (cmd.capabilities & ARCHPMU_CAP_SESSION_FD) != 0;
 }
 
 }  // namespace
 
 Session::Session(const std::string& device_path, std::vector<EventSpec> events,
                  const std::vector<std::uint32_t>& cpus)
-    : events_(std::move(events)), fd_(open_device_file(device_path))
+    : events_(std::move(events))
 {
+    UniqueFd device = open_device_file(device_path);
+    const bool own_file = has_session_fd(device.get());
     std::vector<archpmu_event> evs(events_.size());
     for (std::size_t i = 0; i < events_.size(); ++i) {
         evs[i].config = events_[i].config;
@@ -96,12 +110,17 @@ Session::Session(const std::string& device_path, std::vector<EventSpec> events,
     cmd.nr_cpus = static_cast<std::uint32_t>(cpus.size());
     cmd.events = reinterpret_cast<std::uintptr_t>(evs.data());
     cmd.cpus = reinterpret_cast<std::uintptr_t>(cpus.data());
-    if (::ioctl(fd_.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd) != 0) {
+    if (own_file)
+        cmd.flags = ARCHPMU_COUNT_OPEN_FD;
+    const int ret = ::ioctl(device.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd);
+    if (ret < 0) {
         const int err = errno;
         const std::string name =
             cmd.bad_event < events_.size() ? events_[cmd.bad_event].name : std::string("?");
         throw Error(err, open_refusal(err, cmd, name));
     }
+    // With its own file the session no longer needs the device's: that closes here.
+    fd_ = own_file ? UniqueFd(ret) : std::move(device);
     cpu_count_ = cmd.nr_cpus_opened;
     for (const auto& e : evs)
         counters_.push_back(e.counter);

@@ -27,9 +27,11 @@ struct Snapshot {
     std::vector<CountValue> values;  // CPU-major: every event of the first CPU, then the next
 };
 
-// Counters programmed on a set of CPUs. The session owns its own open file of
-// the device: destroying (or moving from) it releases the counters and puts
-// back what the PMU held. Move-only; every method throws archpmu::Error.
+// Counters programmed on a set of CPUs. The session owns its file: a session
+// file descriptor of its own where the module has ARCHPMU_CAP_SESSION_FD, else
+// an open file of the device. Destroying (or moving from) it releases the
+// counters and puts back what the PMU held. Move-only; every method throws
+// archpmu::Error.
 class Session {
 public:
     // cpus empty: every online CPU.
@@ -52,7 +54,7 @@ private:
     std::vector<EventSpec> events_;
     std::vector<std::uint32_t> counters_;
     std::uint32_t cpu_count_ = 0;
-    UniqueFd fd_;
+    UniqueFd fd_;  // the session's file, or the device's that holds the session
 };
 
 }  // namespace archpmu

@@ -9,11 +9,13 @@
 
 #ifdef __KERNEL__
 #include <linux/bitops.h>
+#include <linux/build_bug.h>
 #include <linux/bits.h>
 #include <linux/errno.h>
 #include <linux/string.h>
 #include <linux/types.h>
 #else
+#include <assert.h>
 #include <errno.h>
 #include <linux/types.h>
 #include <stdbool.h>

@@ -2,14 +2,21 @@
 /*
  * sysfs: per-CPU attributes in /sys/devices/system/cpu/cpuN/archpmu/ and
  * global ones on the misc device (/sys/class/misc/archpmu/). One value per
- * file; docs/sysfs-archpmu.md describes each.
+ * file; docs/sysfs-archpmu.md describes each. The per-CPU directories have
+ * a cpuhp state of their own, after enumeration's.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/debugfs.h>
 #include <linux/device.h>
+#include <linux/fault-inject.h>
 #include <linux/kernel.h>
 #include <linux/sysfs.h>
 
-#include "archpmu.h"
+#include "../pmu/pmu.h"
+#include "dev.h"
 
 static int cpu_desc(struct device *dev, struct archpmu_pmu_desc *d)
 {
@@ -101,19 +108,70 @@ static const struct attribute_group archpmu_cpu_group = {
 	.attrs = archpmu_cpu_attrs,
 };
 
-int archpmu_sysfs_cpu_add(unsigned int cpu)
+static enum cpuhp_state sysfs_hp_state;
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * debugfs archpmu/fail_cpu_online: the kernel's fault-injection attributes
+ * for the one allocating step of bringing a CPU online. fail-nth cannot
+ * reach it: the callbacks run in the cpuhp/N thread, not the caller's.
+ */
+static DECLARE_FAULT_ATTR(fail_cpu_online);
+
+void archpmu_sysfs_debugfs_init(struct dentry *dir)
+{
+	fault_create_debugfs_attr("fail_cpu_online", dir, &fail_cpu_online);
+}
+
+static bool fail_online(void)
+{
+	return should_fail(&fail_cpu_online, 1);
+}
+#else
+void archpmu_sysfs_debugfs_init(struct dentry *dir)
+{
+}
+
+static bool fail_online(void)
+{
+	return false;
+}
+#endif
+
+static int sysfs_cpu_online(unsigned int cpu)
 {
 	struct device *dev = get_cpu_device(cpu);
 
+	if (fail_online())
+		return -ENOMEM;
 	return dev ? sysfs_create_group(&dev->kobj, &archpmu_cpu_group) : -ENODEV;
 }
 
-void archpmu_sysfs_cpu_remove(unsigned int cpu)
+static int sysfs_cpu_offline(unsigned int cpu)
 {
 	struct device *dev = get_cpu_device(cpu);
 
 	if (dev)
 		sysfs_remove_group(&dev->kobj, &archpmu_cpu_group);
+	return 0;
+}
+
+int archpmu_sysfs_init(void)
+{
+	int ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "archpmu/sysfs:online",
+				    sysfs_cpu_online, sysfs_cpu_offline);
+
+	if (ret < 0) {
+		pr_err("cannot register the sysfs CPU hotplug callbacks: %d\n", ret);
+		return ret;
+	}
+	sysfs_hp_state = ret;
+	return 0;
+}
+
+void archpmu_sysfs_exit(void)
+{
+	cpuhp_remove_state(sysfs_hp_state);
 }
 
 static ssize_t backend_show(struct device *dev, struct device_attribute *attr,

@@ -6,54 +6,10 @@
  */
 #include "alloc.h"
 
-#define EVENT_CODE(config)	((u32)((config) & 0xffff))
 #define EVTSEL_FILTERS		(ARCHPMU_EVTSEL_EDGE | ARCHPMU_EVTSEL_INV | \
 				 ARCHPMU_EVTSEL_CMASK | ARCHPMU_EVTSEL_ANY)
 #define EVENT_FLAGS		(ARCHPMU_EVENT_GP_ONLY | ARCHPMU_EVENT_PIN | \
 				 ARCHPMU_EVENT_RAW)
-
-/* Event select | umask << 8 of each architectural event, by CPUID bit. */
-static const u32 arch_event_codes[ARCHPMU_NR_ARCH_EVENTS] = {
-	0x003c, 0x00c0, 0x013c, 0x4f2e, 0x412e, 0x00c4, 0x00c5,
-	0x01a4, 0x02a4, 0x0073, 0x019c, 0x02c2, 0x01e4,
-};
-
-static const u32 fixed_event_codes[ARCHPMU_LEGACY_FIXED] = {
-	0x00c0, 0x003c, 0x0300, 0x01a4, 0x0073, 0x019c, 0x02c2,
-};
-
-/* Fixed counters whose architectural encodings get events placed on them. */
-#define AUTO_PLACED_FIXED	4
-
-u32 archpmu_fixed_event_code(u32 j)
-{
-	return j < ARCHPMU_LEGACY_FIXED ? fixed_event_codes[j] : 0;
-}
-
-int archpmu_arch_event_of(u64 config)
-{
-	int i;
-
-	for (i = 0; i < ARCHPMU_NR_ARCH_EVENTS; i++)
-		if (arch_event_codes[i] == EVENT_CODE(config))
-			return i;
-	return -1;
-}
-
-int archpmu_fixed_counter_of(u64 config)
-{
-	u32 code = EVENT_CODE(config);
-	u32 j;
-
-	/* Event 00H with umask j+1 is fixed counter j's own encoding. */
-	if (!(code & 0xff) && (code >> 8) >= 1 &&
-	    (code >> 8) <= ARCHPMU_MAX_FIXED_COUNTERS)
-		return (code >> 8) - 1;
-	for (j = 0; j < AUTO_PLACED_FIXED; j++)
-		if (fixed_event_codes[j] == code)
-			return j;
-	return -1;
-}
 
 static bool fixed_only(u64 config)
 {

@@ -11,7 +11,7 @@
  *    reservation, hence perf_event_open() of a hardware event, fails;
  *  - a counter whose reservation fails is held by perf: archpmu allocates
  *    around it, and while perf holds every one of them, every session is
- *    refused (counting.c). archpmu never probes counters it does not mean to
+ *    refused (plan.c). archpmu never probes counters it does not mean to
  *    keep, so it cannot make a concurrent perf_event_open() fail spuriously.
  * archpmu's own sessions share its reservations, counted per counter.
  */
@@ -20,7 +20,7 @@
 #include <asm/nmi.h>
 #include <linux/mutex.h>
 
-#include "archpmu.h"
+#include "own.h"
 
 static DEFINE_MUTEX(reserve_lock);
 static unsigned int gp_refs[ARCHPMU_LEGACY_GP];

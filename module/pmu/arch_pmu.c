@@ -197,3 +197,57 @@ bool archpmu_msr_writable(u32 msr)
 	       in_block(msr, ARCHPMU_MSR_FIXED_CTR_CTRL,
 			ARCHPMU_MSR_GLOBAL_INUSE - ARCHPMU_MSR_FIXED_CTR_CTRL + 1);
 }
+
+/* --- the architectural event table (uapi/archpmu.h) --- */
+
+#define EVENT_CODE(config)	((u32)((config) & 0xffff))
+#define EVENT_CODE_OF(ev, umask)	((ev) | (umask) << 8)
+
+/* Event select | umask << 8 of each architectural event, by CPUID bit. */
+static const u32 arch_event_codes[] = {
+#define ARCH_CODE(bit, name, ev, umask)	EVENT_CODE_OF(ev, umask),
+	ARCHPMU_ARCH_EVENT_TABLE(ARCH_CODE)
+#undef ARCH_CODE
+};
+
+static const u32 fixed_event_codes[] = {
+#define FIXED_CODE(j, ev, umask)	EVENT_CODE_OF(ev, umask),
+	ARCHPMU_FIXED_EVENT_TABLE(FIXED_CODE)
+#undef FIXED_CODE
+};
+
+static_assert(ARRAY_SIZE(arch_event_codes) == ARCHPMU_NR_ARCH_EVENTS);
+static_assert(ARRAY_SIZE(fixed_event_codes) == ARCHPMU_LEGACY_FIXED);
+
+/* Fixed counters whose architectural encodings get events placed on them. */
+#define AUTO_PLACED_FIXED	4
+
+u32 archpmu_fixed_event_code(u32 j)
+{
+	return j < ARCHPMU_LEGACY_FIXED ? fixed_event_codes[j] : 0;
+}
+
+int archpmu_arch_event_of(u64 config)
+{
+	int i;
+
+	for (i = 0; i < ARCHPMU_NR_ARCH_EVENTS; i++)
+		if (arch_event_codes[i] == EVENT_CODE(config))
+			return i;
+	return -1;
+}
+
+int archpmu_fixed_counter_of(u64 config)
+{
+	u32 code = EVENT_CODE(config);
+	u32 j;
+
+	/* Event 00H with umask j+1 is fixed counter j's own encoding. */
+	if (!(code & 0xff) && (code >> 8) >= 1 &&
+	    (code >> 8) <= ARCHPMU_MAX_FIXED_COUNTERS)
+		return (code >> 8) - 1;
+	for (j = 0; j < AUTO_PLACED_FIXED; j++)
+		if (fixed_event_codes[j] == code)
+			return j;
+	return -1;
+}

@@ -3,47 +3,35 @@
  * Per-CPU enumeration. A cpuhp online callback runs on every logical CPU
  * (and on every CPU that comes online later), reads that CPU's CPUID leaves
  * and IA32_PERF_CAPABILITIES through the backend, and keeps the decoded
- * description: hybrid parts describe different PMUs on different cores.
+ * description in the CPU's PMU context (cpu_ctx.h): hybrid parts describe
+ * different PMUs on different cores. The sysfs files and the sessions have
+ * cpuhp states of their own. Dynamic states run in slot order, and a slot
+ * freed by another module may put a later registration before an earlier
+ * one, so no callback depends on another's having run: the sessions keep
+ * their own copy of the description, and a CPU's description does not change
+ * while it is offline.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
-#include <linux/debugfs.h>
-#include <linux/fault-inject.h>
 #include <linux/cpumask.h>
 #include <linux/irqflags.h>
 #include <linux/kernel.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 
-#include "archpmu.h"
+#include "pmu.h"
 
-struct archpmu_cpu {
-	bool online;
-	struct archpmu_pmu_desc desc;
-};
-
-/* Indexed by CPU number, nr_cpu_ids entries; protected by enum_lock. */
-static struct archpmu_cpu *enum_cpus;
-static DEFINE_MUTEX(enum_lock);
 static enum cpuhp_state enum_hp_state;
 
-static const char *const event_names[ARCHPMU_NR_ARCH_EVENTS] = {
-	[ARCHPMU_EVENT_CYCLES] = "cycles",
-	[ARCHPMU_EVENT_INSTRUCTIONS] = "instructions",
-	[ARCHPMU_EVENT_REF_CYCLES] = "ref-cycles",
-	[ARCHPMU_EVENT_LLC_REFERENCES] = "cache-references",
-	[ARCHPMU_EVENT_LLC_MISSES] = "cache-misses",
-	[ARCHPMU_EVENT_BRANCHES] = "branches",
-	[ARCHPMU_EVENT_BRANCH_MISSES] = "branch-misses",
-	[ARCHPMU_EVENT_TOPDOWN_SLOTS] = "slots",
-	[ARCHPMU_EVENT_TOPDOWN_BE_BOUND] = "topdown-be-bound",
-	[ARCHPMU_EVENT_TOPDOWN_BAD_SPEC] = "topdown-bad-spec",
-	[ARCHPMU_EVENT_TOPDOWN_FE_BOUND] = "topdown-fe-bound",
-	[ARCHPMU_EVENT_TOPDOWN_RETIRING] = "topdown-retiring",
-	[ARCHPMU_EVENT_LBR_INSERTS] = "lbr-inserts",
+static const char *const event_names[] = {
+#define EVENT_NAME(bit, name, ev, umask)	name,
+	ARCHPMU_ARCH_EVENT_TABLE(EVENT_NAME)
+#undef EVENT_NAME
 };
+
+static_assert(ARRAY_SIZE(event_names) == ARCHPMU_NR_ARCH_EVENTS);
 
 const char *archpmu_event_name(unsigned int event)
 {
@@ -63,6 +51,32 @@ const char *archpmu_core_type_name(u32 core_type)
 	return "unknown";
 }
 
+/* Read the PMU's CPUID leaves on this CPU (interrupts disabled). */
+void archpmu_read_cpuid_set(struct archpmu_cpuid_set *c)
+{
+	const struct archpmu_backend *be = archpmu_backend;
+	struct archpmu_cpuid_regs leaf0;
+	u32 max, i;
+
+	memset(c, 0, sizeof(*c));
+	be->cpuid(0, 0, &leaf0);
+	max = leaf0.eax;
+	if (max >= 0x1)
+		be->cpuid(0x1, 0, &c->leaf01);
+	if (max >= 0x7) {
+		be->cpuid(0x7, 0, &c->leaf07_0);
+		if (c->leaf07_0.eax >= 1)
+			be->cpuid(0x7, 1, &c->leaf07_1);
+	}
+	if (max >= 0xa)
+		be->cpuid(0xa, 0, &c->leaf0a);
+	if (max >= 0x1a)
+		be->cpuid(0x1a, 0, &c->leaf1a);
+	if (max >= 0x23 && (c->leaf07_1.eax & CPUID07_1_EAX_LEAF23))
+		for (i = 0; i < ARCHPMU_LEAF23_SUBLEAVES; i++)
+			be->cpuid(0x23, i, &c->leaf23[i]);
+}
+
 static void enumerate_this_cpu(struct archpmu_pmu_desc *desc)
 {
 	struct archpmu_cpuid_set set;
@@ -73,74 +87,38 @@ static void enumerate_this_cpu(struct archpmu_pmu_desc *desc)
 	archpmu_read_cpuid_set(&set);
 	archpmu_decode_cpuid(&set, desc);
 	if ((desc->flags & ARCHPMU_PMU_PDCM) &&
-	    archpmu_backend->msr_read(ARCHPMU_MSR_PERF_CAPABILITIES, &caps))
+	    archpmu_rdmsr_local(ARCHPMU_MSR_PERF_CAPABILITIES, &caps))
 		caps = 0;
 	local_irq_restore(flags);
 	archpmu_desc_set_perf_caps(desc, caps);
 }
 
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-/*
- * debugfs archpmu/fail_cpu_online: the kernel's fault-injection attributes
- * for the one allocating step of bringing a CPU online. fail-nth cannot
- * reach it: the callbacks run in the cpuhp/N thread, not the caller's.
- */
-static DECLARE_FAULT_ATTR(fail_cpu_online);
-
-void archpmu_enum_debugfs_init(struct dentry *dir)
-{
-	fault_create_debugfs_attr("fail_cpu_online", dir, &fail_cpu_online);
-}
-
-static int sysfs_cpu_add(unsigned int cpu)
-{
-	if (should_fail(&fail_cpu_online, 1))
-		return -ENOMEM;
-	return archpmu_sysfs_cpu_add(cpu);
-}
-#else
-void archpmu_enum_debugfs_init(struct dentry *dir)
-{
-}
-
-static int sysfs_cpu_add(unsigned int cpu)
-{
-	return archpmu_sysfs_cpu_add(cpu);
-}
-#endif
-
+/* Runs on @cpu as it comes online (the cpuhp thread, bound to it). */
 static int archpmu_cpu_online(unsigned int cpu)
 {
+	struct archpmu_cpu_ctx *ctx = per_cpu_ptr(&archpmu_cpu_ctx, cpu);
 	struct archpmu_pmu_desc desc;
-	int ret;
 
 	enumerate_this_cpu(&desc);
-	/*
-	 * The only step that can fail comes first: on a failure the hotplug
-	 * core does not call archpmu_cpu_offline(), so nothing may be left.
-	 */
-	ret = sysfs_cpu_add(cpu);
-	if (ret)
-		return ret;
-	mutex_lock(&enum_lock);
-	enum_cpus[cpu].desc = desc;
-	enum_cpus[cpu].online = true;
-	mutex_unlock(&enum_lock);
+	mutex_lock(&archpmu_enum_lock);
+	ctx->desc = desc;
+	ctx->ops = archpmu_pmu_ops_for(&desc);
+	ctx->enumerated = true;
+	mutex_unlock(&archpmu_enum_lock);
 	if (archpmu_backend->cpu_online)
 		archpmu_backend->cpu_online();
-	archpmu_count_cpu_online(cpu);
 	return 0;
 }
 
 static int archpmu_cpu_offline(unsigned int cpu)
 {
-	archpmu_sysfs_cpu_remove(cpu);
-	archpmu_count_cpu_offline(cpu);
+	struct archpmu_cpu_ctx *ctx = per_cpu_ptr(&archpmu_cpu_ctx, cpu);
+
 	if (archpmu_backend->cpu_offline)
 		archpmu_backend->cpu_offline();
-	mutex_lock(&enum_lock);
-	enum_cpus[cpu].online = false;
-	mutex_unlock(&enum_lock);
+	mutex_lock(&archpmu_enum_lock);
+	ctx->enumerated = false;
+	mutex_unlock(&archpmu_enum_lock);
 	return 0;
 }
 
@@ -150,12 +128,12 @@ int archpmu_enum_get(unsigned int cpu, struct archpmu_pmu_desc *desc)
 
 	if (cpu >= nr_cpu_ids)
 		return -ENXIO;
-	mutex_lock(&enum_lock);
-	if (enum_cpus[cpu].online) {
-		*desc = enum_cpus[cpu].desc;
+	mutex_lock(&archpmu_enum_lock);
+	if (per_cpu(archpmu_cpu_ctx, cpu).enumerated) {
+		*desc = per_cpu(archpmu_cpu_ctx, cpu).desc;
 		ret = 0;
 	}
-	mutex_unlock(&enum_lock);
+	mutex_unlock(&archpmu_enum_lock);
 	return ret;
 }
 
@@ -163,10 +141,10 @@ unsigned int archpmu_enum_count(void)
 {
 	unsigned int cpu, n = 0;
 
-	mutex_lock(&enum_lock);
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		n += enum_cpus[cpu].online;
-	mutex_unlock(&enum_lock);
+	mutex_lock(&archpmu_enum_lock);
+	for_each_possible_cpu(cpu)
+		n += per_cpu(archpmu_cpu_ctx, cpu).enumerated;
+	mutex_unlock(&archpmu_enum_lock);
 	return n;
 }
 
@@ -198,20 +176,21 @@ void archpmu_enum_print_summary(void)
 		return;
 	if (!zalloc_cpumask_var(&group, GFP_KERNEL))
 		goto out_free_todo;
-	mutex_lock(&enum_lock);
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		if (enum_cpus[cpu].online)
+	mutex_lock(&archpmu_enum_lock);
+	for_each_possible_cpu(cpu)
+		if (per_cpu(archpmu_cpu_ctx, cpu).enumerated)
 			cpumask_set_cpu(cpu, todo);
 	for_each_cpu(cpu, todo) {
+		const struct archpmu_pmu_desc *d = &per_cpu(archpmu_cpu_ctx, cpu).desc;
+
 		cpumask_clear(group);
 		for_each_cpu(other, todo)
-			if (archpmu_desc_equal(&enum_cpus[cpu].desc,
-					       &enum_cpus[other].desc))
+			if (archpmu_desc_equal(d, &per_cpu(archpmu_cpu_ctx, other).desc))
 				cpumask_set_cpu(other, group);
-		print_group(&enum_cpus[cpu].desc, group);
+		print_group(d, group);
 		cpumask_andnot(todo, todo, group);
 	}
-	mutex_unlock(&enum_lock);
+	mutex_unlock(&archpmu_enum_lock);
 	free_cpumask_var(group);
 out_free_todo:
 	free_cpumask_var(todo);
@@ -221,15 +200,10 @@ int archpmu_enum_init(void)
 {
 	int ret;
 
-	enum_cpus = kcalloc(nr_cpu_ids, sizeof(*enum_cpus), GFP_KERNEL);
-	if (!enum_cpus)
-		return -ENOMEM;
-	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "archpmu:online",
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "archpmu/enum:online",
 				archpmu_cpu_online, archpmu_cpu_offline);
 	if (ret < 0) {
 		pr_err("cannot register the CPU hotplug callbacks: %d\n", ret);
-		kfree(enum_cpus);
-		enum_cpus = NULL;
 		return ret;
 	}
 	enum_hp_state = ret;
@@ -239,6 +213,4 @@ int archpmu_enum_init(void)
 void archpmu_enum_exit(void)
 {
 	cpuhp_remove_state(enum_hp_state);
-	kfree(enum_cpus);
-	enum_cpus = NULL;
 }

@@ -10,7 +10,8 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 
-#include "archpmu.h"
+#include "../pmu/pmu.h"
+#include "dev.h"
 
 static struct dentry *archpmu_debugfs_dir;
 
@@ -28,7 +29,7 @@ void archpmu_debugfs_init(void)
 				   &cross_calls_fops);
 	debugfs_create_bool("naive_cross_calls", 0600, archpmu_debugfs_dir,
 			    &archpmu_naive_cross_calls);
-	archpmu_enum_debugfs_init(archpmu_debugfs_dir);
+	archpmu_sysfs_debugfs_init(archpmu_debugfs_dir);
 }
 
 void archpmu_debugfs_exit(void)

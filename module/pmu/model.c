@@ -40,7 +40,7 @@
 #include <asm/irq_regs.h>
 #include <asm/ptrace.h>
 
-#include "archpmu.h"
+#include "backend.h"
 #include "model_regs.h"
 
 static char *model_cpuid;

@@ -6,25 +6,7 @@
 #ifndef ARCHPMU_ALLOC_H
 #define ARCHPMU_ALLOC_H
 
-#include "arch_pmu.h"
-
-/* Busy masks: GP counter i is bit i, fixed counter j is bit 32 + j. */
-#define ARCHPMU_BUSY_FIXED_SHIFT	32
-
-/* The architectural event (bit of CPUID.0AH:EBX) that config encodes, or -1. */
-int archpmu_arch_event_of(u64 config);
-/*
- * The event (event | umask << 8) fixed counter j counts: instructions,
- * cycles, reference cycles at the TSC rate, topdown slots, and on Atom the
- * topdown bad-speculation, frontend-bound and retiring events.
- */
-u32 archpmu_fixed_event_code(u32 j);
-/*
- * The fixed counter that counts config's event, or -1: event 00H with umask
- * j+1 for any j, else the architectural encodings of fixed counters 0-3 (the
- * ones archpmu places events on by themselves).
- */
-int archpmu_fixed_counter_of(u64 config);
+#include "../pmu/arch_pmu.h"
 
 /* 0, or the -errno that refuses @ev on a CPU described by @d. */
 int archpmu_check_event(const struct archpmu_pmu_desc *d,

@@ -10,7 +10,7 @@
 #include <asm/processor.h>
 #include <linux/kernel.h>
 
-#include "archpmu.h"
+#include "backend.h"
 
 /* Linux's X86_FEATURE_ARCH_PERFMON also needs more than one GP counter. */
 #define ARCHPMU_HW_MIN_GP	2

@@ -6,7 +6,6 @@
  * width writes must fit the width, GLOBAL_STATUS and INUSE are read-only.
  * Fixed counters are strict: bits above the width raise #GP.
  */
-#include "alloc.h"
 #include "model_regs.h"
 
 #define GP -EIO
@@ -277,7 +276,7 @@ static void add(u64 *counter, u64 inc, u64 width_mask, u64 status_bit,
 /* What one cycle with @x occurrences adds under the event select's filters. */
 static u64 filtered(u64 sel, u64 x)
 {
-	u64 cmask = (sel & ARCHPMU_EVTSEL_CMASK) >> 24;
+	u64 cmask = (sel & ARCHPMU_EVTSEL_CMASK) >> ARCHPMU_EVTSEL_CMASK_SHIFT;
 	bool cond;
 
 	if (!cmask && !(sel & ARCHPMU_EVTSEL_EDGE))
@@ -309,7 +308,7 @@ void archpmu_model_inject(struct archpmu_model_regs *r, u32 code, u64 count,
 /* What @ns of execution adds to a GP counter whose event occurs at @rate/us. */
 static u64 advance_gp(u64 sel, u64 rate, u64 ns)
 {
-	u64 cmask = (sel & ARCHPMU_EVTSEL_CMASK) >> 24;
+	u64 cmask = (sel & ARCHPMU_EVTSEL_CMASK) >> ARCHPMU_EVTSEL_CMASK_SHIFT;
 	u64 cycles = ARCHPMU_MODEL_CYCLES_PER_US * ns / 1000;
 	bool cond;
 

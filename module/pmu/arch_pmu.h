@@ -8,7 +8,7 @@
 #define ARCHPMU_ARCH_PMU_H
 
 #include "portable.h"
-#include "../uapi/archpmu.h"
+#include "../../uapi/archpmu.h"
 
 #define ARCHPMU_MSR_PMC0		0x0c1
 #define ARCHPMU_MSR_PERFEVTSEL0		0x186
@@ -31,20 +31,7 @@
 #define ARCHPMU_LEGACY_GP	8
 #define ARCHPMU_LEGACY_FIXED	7
 
-/* IA32_PERFEVTSELx fields. */
-#define ARCHPMU_EVTSEL_EVENT	GENMASK_ULL(7, 0)
-#define ARCHPMU_EVTSEL_UMASK	GENMASK_ULL(15, 8)
-#define ARCHPMU_EVTSEL_USR	BIT_ULL(16)
-#define ARCHPMU_EVTSEL_OS	BIT_ULL(17)
-#define ARCHPMU_EVTSEL_EDGE	BIT_ULL(18)
-#define ARCHPMU_EVTSEL_PC	BIT_ULL(19)
-#define ARCHPMU_EVTSEL_INT	BIT_ULL(20)
-#define ARCHPMU_EVTSEL_ANY	BIT_ULL(21)
-#define ARCHPMU_EVTSEL_EN	BIT_ULL(22)
-#define ARCHPMU_EVTSEL_INV	BIT_ULL(23)
-#define ARCHPMU_EVTSEL_CMASK	GENMASK_ULL(31, 24)
-#define ARCHPMU_EVTSEL_EQ	BIT_ULL(36)
-#define ARCHPMU_EVTSEL_UMASK2	GENMASK_ULL(47, 40)
+/* IA32_PERFEVTSELx fields: ARCHPMU_EVTSEL_* in uapi/archpmu.h. */
 
 /* Nibble j of IA32_FIXED_CTR_CTRL. */
 #define ARCHPMU_FIXED_OS	0x1ULL
@@ -52,6 +39,12 @@
 #define ARCHPMU_FIXED_ANY	0x4ULL
 #define ARCHPMU_FIXED_PMI	0x8ULL
 #define ARCHPMU_FIXED_SHIFT(j)	(4 * (j))
+
+/*
+ * Busy masks, the counters' own bit sets: GP counter i is bit i, fixed
+ * counter j is bit 32 + j, as in IA32_PERF_GLOBAL_CTRL and _STATUS.
+ */
+#define ARCHPMU_BUSY_FIXED_SHIFT	ARCHPMU_GLOBAL_FIXED_SHIFT
 
 /* IA32_PERF_GLOBAL_STATUS bits above the counters. */
 #define ARCHPMU_GLOBAL_FIXED_SHIFT	32
@@ -124,6 +117,21 @@ u64 archpmu_evtsel_valid_bits(const struct archpmu_pmu_desc *d);
 u64 archpmu_fixed_ctrl_valid_bits(const struct archpmu_pmu_desc *d);
 u64 archpmu_global_ctrl_valid_bits(const struct archpmu_pmu_desc *d);
 u64 archpmu_global_status_valid_bits(const struct archpmu_pmu_desc *d);
+
+/* The architectural event (bit of CPUID.0AH:EBX) that config encodes, or -1. */
+int archpmu_arch_event_of(u64 config);
+/*
+ * The event (event | umask << 8) fixed counter j counts: instructions,
+ * cycles, reference cycles at the TSC rate, topdown slots, and on Atom the
+ * topdown bad-speculation, frontend-bound and retiring events.
+ */
+u32 archpmu_fixed_event_code(u32 j);
+/*
+ * The fixed counter that counts config's event, or -1: event 00H with umask
+ * j+1 for any j, else the architectural encodings of fixed counters 0-3 (the
+ * ones archpmu places events on by themselves).
+ */
+int archpmu_fixed_counter_of(u64 config);
 
 /* The only MSRs archpmu ever writes. */
 bool archpmu_msr_writable(u32 msr);

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Counting. Hardware counts are folded into 64-bit totals on every read and
+ * by a periodic fold, so they never wrap; each CPU's fold is one batch in
+ * one cross-call. Time enabled runs while the session is started; time
+ * running while its counters are also on the CPU (not while it is offline).
+ *
+ * Locking: cpus_read_lock(), then archpmu_own_lock. User memory is never
+ * touched under either (see session/session.c).
+ */
+#include <linux/cpu.h>
+#include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/lockdep.h>
+#include <linux/math64.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "count.h"
+
+/* Fold at least this often; faster for narrow counters (see fold_period()). */
+#define FOLD_MAX_MS	1000
+#define FOLD_MIN_MS	10
+/* No counter counts faster than this many events per second. */
+#define FASTEST_RATE	20000000000ULL
+
+static void fold(struct archpmu_hw_event *hw, u64 raw, u64 width_mask)
+{
+	hw->total += (raw - hw->prev) & width_mask;
+	hw->prev = raw;
+}
+
+/*
+ * Fold @c's counters into the totals; also start or stop them first when
+ * @change (to enabled if @enable). The reads follow the state change in the
+ * same cross-call.
+ */
+static int claim_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool change,
+		      bool enable)
+{
+	u64 raw[ARCHPMU_MAX_EVENTS];
+	struct archpmu_batch *b = cl->batch;
+	unsigned int i;
+	int ret;
+
+	lockdep_assert_held(&archpmu_own_lock);
+	if (!c->programmed)
+		return 0;
+	archpmu_batch_init(b, NULL, NULL, NULL);
+	if (change)
+		archpmu_claim_add_enable(cl, c, enable);
+	for (i = 0; i < cl->nr_events; i++)
+		archpmu_batch_read(b, archpmu_claim_counter_msr(c, c->hw[i].counter, false),
+				   &raw[i]);
+	c->ops->ack(b, c->used);
+	ret = archpmu_batch_run(c->cpu, b);
+	if (!ret)
+		for (i = 0; i < cl->nr_events; i++)
+			fold(&c->hw[i], raw[i],
+			     archpmu_claim_width_mask(c, c->hw[i].counter));
+	return ret;
+}
+
+static int claim_zero(struct archpmu_claims *cl, struct archpmu_claim *c)
+{
+	struct archpmu_batch *b = cl->batch;
+	unsigned int i;
+	int ret = 0;
+
+	if (c->programmed) {
+		archpmu_batch_init(b, NULL, NULL, NULL);
+		for (i = 0; i < cl->nr_events; i++)
+			archpmu_batch_write(b, archpmu_claim_counter_msr(c, c->hw[i].counter,
+									 true), 0);
+		ret = archpmu_batch_run(c->cpu, b);
+	}
+	for (i = 0; i < cl->nr_events; i++) {
+		c->hw[i].prev = 0;
+		c->hw[i].total = 0;
+	}
+	return ret;
+}
+
+static void times_stop(struct archpmu_claim *c, u64 now)
+{
+	c->times.enabled_ns += now - c->times.since;
+	if (c->programmed)
+		c->times.running_ns += now - c->times.since;
+	c->times.since = now;
+}
+
+static unsigned long fold_period(const struct archpmu_claims *cl)
+{
+	u64 ms = FOLD_MAX_MS;
+	unsigned int i;
+
+	for (i = 0; i < cl->nr_cpus; i++) {
+		const struct archpmu_pmu_desc *d = &cl->cpus[i].desc;
+		u32 width = min_not_zero(d->gp_width, d->fixed_width ?: d->gp_width);
+		/* A quarter of the time the narrowest counter takes to wrap. */
+		u64 wrap_ms = width >= 64 ? U64_MAX :
+			      div64_u64(BIT_ULL(width), FASTEST_RATE * 4 / MSEC_PER_SEC);
+
+		ms = min(ms, wrap_ms);
+	}
+	return msecs_to_jiffies(max_t(u64, ms, FOLD_MIN_MS));
+}
+
+static void fold_work_fn(struct work_struct *work)
+{
+	struct archpmu_count *ct =
+		container_of(to_delayed_work(work), struct archpmu_count, fold_work);
+	unsigned int i;
+
+	cpus_read_lock();
+	mutex_lock(&archpmu_own_lock);
+	for (i = 0; i < ct->cl->nr_cpus; i++)
+		claim_read(ct->cl, &ct->cl->cpus[i], false, false);
+	if (ct->running)
+		schedule_delayed_work(&ct->fold_work, ct->fold_period);
+	mutex_unlock(&archpmu_own_lock);
+	cpus_read_unlock();
+}
+
+void archpmu_count_init(struct archpmu_count *ct)
+{
+	INIT_DELAYED_WORK(&ct->fold_work, fold_work_fn);
+}
+
+int archpmu_count_setup(struct archpmu_count *ct, struct archpmu_claims *cl)
+{
+	ct->cl = cl;
+	ct->running = false;
+	ct->fold_period = fold_period(cl);
+	ct->vals = kvcalloc(cl->nr_cpus * cl->nr_events, sizeof(*ct->vals), GFP_KERNEL);
+	return ct->vals ? 0 : -ENOMEM;
+}
+
+void archpmu_count_teardown(struct archpmu_count *ct)
+{
+	/* Not running any more: a fold still queued finds nothing to do. */
+	cancel_delayed_work_sync(&ct->fold_work);
+	kvfree(ct->vals);
+	ct->vals = NULL;
+}
+
+int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
+{
+	struct archpmu_claims *cl = ct->cl;
+	u64 now = ktime_get_ns();
+	unsigned int i;
+	int ret = 0, err;
+
+	cpus_read_lock();
+	mutex_lock(&archpmu_own_lock);
+	for (i = 0; i < cl->nr_cpus; i++) {
+		struct archpmu_claim *c = &cl->cpus[i];
+
+		err = 0;
+		switch (cmd) {
+		case ARCHPMU_IOC_COUNT_START:
+			if (ct->running)
+				break;
+			err = claim_read(cl, c, true, true);
+			c->times.since = now;
+			break;
+		case ARCHPMU_IOC_COUNT_STOP:
+			if (!ct->running)
+				break;
+			err = claim_read(cl, c, true, false);
+			times_stop(c, now);
+			break;
+		default:	/* ARCHPMU_IOC_COUNT_RESET */
+			err = claim_zero(cl, c);
+			c->times.enabled_ns = 0;
+			c->times.running_ns = 0;
+			c->times.since = now;
+			break;
+		}
+		if (!ret)
+			ret = err;
+	}
+	if (cmd == ARCHPMU_IOC_COUNT_START && !ct->running) {
+		ct->running = true;
+		schedule_delayed_work(&ct->fold_work, ct->fold_period);
+	} else if (cmd == ARCHPMU_IOC_COUNT_STOP) {
+		ct->running = false;
+	}
+	mutex_unlock(&archpmu_own_lock);
+	cpus_read_unlock();
+	return ret;
+}
+
+int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
+{
+	struct archpmu_count_value __user *uval = u64_to_user_ptr(cmd->values);
+	struct archpmu_claims *cl = ct->cl;
+	u32 needed = cl->nr_events * cl->nr_cpus;
+	struct archpmu_count_value *vals = ct->vals;
+	unsigned int i, e, n = 0;
+	u64 now;
+	int ret = 0;
+
+	if (cmd->nr_values < needed) {
+		cmd->nr_values = needed;
+		return -ENOSPC;
+	}
+
+	cpus_read_lock();
+	mutex_lock(&archpmu_own_lock);
+	now = ktime_get_ns();
+	for (i = 0; i < cl->nr_cpus; i++) {
+		struct archpmu_claim *c = &cl->cpus[i];
+		u64 enabled = c->times.enabled_ns, running = c->times.running_ns;
+		int err = claim_read(cl, c, false, false);
+
+		if (!ret)
+			ret = err;
+		if (ct->running) {
+			enabled += now - c->times.since;
+			if (c->programmed)
+				running += now - c->times.since;
+		}
+		for (e = 0; e < cl->nr_events; e++, n++) {
+			vals[n].cpu = c->cpu;
+			vals[n].event = e;
+			vals[n].counter = c->hw[e].counter;
+			vals[n].flags = c->programmed ? 0 : ARCHPMU_VALUE_OFFLINE;
+			vals[n].value = c->hw[e].total;
+			vals[n].time_enabled = enabled;
+			vals[n].time_running = running;
+		}
+	}
+	mutex_unlock(&archpmu_own_lock);
+	cpus_read_unlock();
+
+	cmd->nr_values = needed;
+	cmd->timestamp_ns = now;
+	if (!ret && copy_to_user(uval, vals, needed * sizeof(*vals)))
+		ret = -EFAULT;
+	return ret;
+}
+
+int archpmu_count_claim_fold(struct archpmu_count *ct, struct archpmu_claim *c)
+{
+	return claim_read(ct->cl, c, false, false);
+}
+
+/* @c's CPU goes down or suspends: keep its counts, stop its time running. */
+void archpmu_count_claim_down(struct archpmu_count *ct, struct archpmu_claim *c)
+{
+	lockdep_assert_held(&archpmu_own_lock);
+	claim_read(ct->cl, c, true, false);
+	if (ct->running)
+		times_stop(c, ktime_get_ns());
+}
+
+/* @c is back on its CPU: the time it was away was enabled, not running. */
+void archpmu_count_claim_up(struct archpmu_count *ct, struct archpmu_claim *c)
+{
+	u64 now = ktime_get_ns();
+
+	lockdep_assert_held(&archpmu_own_lock);
+	if (ct->running) {
+		c->times.enabled_ns += now - c->times.since;
+		c->times.since = now;
+	}
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Counting on a session's claims: folding the hardware counters into 64-bit
+ * totals, time enabled and running, start/stop/reset and the snapshot read.
+ */
+#ifndef ARCHPMU_COUNT_COUNT_H
+#define ARCHPMU_COUNT_COUNT_H
+
+#include <linux/workqueue.h>
+
+#include "../own/own.h"
+
+struct archpmu_count {
+	struct archpmu_claims *cl;
+	bool running;		/* under archpmu_own_lock */
+	unsigned long fold_period;
+	struct delayed_work fold_work;
+	/* The snapshot COUNT_READ copies out; under the session file's lock. */
+	struct archpmu_count_value *vals;
+};
+
+/* Once, when the session is allocated; then setup() once its CPUs are known. */
+void archpmu_count_init(struct archpmu_count *ct);
+int archpmu_count_setup(struct archpmu_count *ct, struct archpmu_claims *cl);
+/* After the claims are released: no fold runs any more. */
+void archpmu_count_teardown(struct archpmu_count *ct);
+
+/* ARCHPMU_IOC_COUNT_START, _STOP, _RESET: take the locks themselves. */
+int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd);
+/* ARCHPMU_IOC_COUNT_READ: copies the values out after dropping the locks. */
+int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd);
+
+/* Under archpmu_own_lock: fold @c's counters into its totals. */
+int archpmu_count_claim_fold(struct archpmu_count *ct, struct archpmu_claim *c);
+/* Under archpmu_own_lock: @c leaves its CPU (offline, suspend) / comes back. */
+void archpmu_count_claim_down(struct archpmu_count *ct, struct archpmu_claim *c);
+void archpmu_count_claim_up(struct archpmu_count *ct, struct archpmu_claim *c);
+
+#endif /* ARCHPMU_COUNT_COUNT_H */

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/archpmu: the device-level commands (INFO, CPU_INFO, COUNT_OPEN and
+ * the test-only model commands) in a table indexed by _IOC_NR (ucmd.h).
+ * A session opened without ARCHPMU_COUNT_OPEN_FD belongs to the device
+ * file: the file keeps the session's file and passes the session commands
+ * on to it, so both kinds of session run the same code.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpu.h>
+#include <linux/cpumask.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/nospec.h>
+#include <linux/slab.h>
+
+#include "../session/session.h"
+#include "dev.h"
+
+struct archpmu_dev_file {
+	struct mutex lock;	/* serialises COUNT_OPEN and the passed-on commands */
+	struct file *session;	/* a session opened without ARCHPMU_COUNT_OPEN_FD */
+};
+
+u64 archpmu_capabilities(void)
+{
+	u64 caps = ARCHPMU_CAP_INFO | ARCHPMU_CAP_CPU_INFO | ARCHPMU_CAP_COUNT |
+		   ARCHPMU_CAP_SESSION_FD;
+
+	if (archpmu_backend->id == ARCHPMU_BACKEND_MODEL)
+		caps |= ARCHPMU_CAP_MODEL_MSR | ARCHPMU_CAP_MODEL_INJECT;
+	return caps;
+}
+
+static bool all_zero(const void *p, size_t len)
+{
+	return !memchr_inv(p, 0, len);
+}
+
+int archpmu_user_cpu(u32 *cpu)
+{
+	if (*cpu >= nr_cpu_ids)
+		return -ENXIO;
+	*cpu = array_index_nospec(*cpu, nr_cpu_ids);
+	return 0;
+}
+
+static int archpmu_ioc_info(struct archpmu_ucmd *ucmd)
+{
+	struct archpmu_info *cmd = ucmd->cmd;
+
+	if (cmd->flags || cmd->__reserved0 ||
+	    !all_zero(cmd->__reserved, sizeof(cmd->__reserved)))
+		return -EINVAL;
+	cmd->abi_version = ARCHPMU_ABI_VERSION;
+	cmd->backend = archpmu_backend->id;
+	cmd->capabilities = archpmu_capabilities();
+	cmd->nr_cpu_ids = nr_cpu_ids;
+	cmd->nr_cpus_online = num_online_cpus();
+	cmd->nr_cpus_enumerated = archpmu_enum_count();
+	cmd->max_gp_counters = ARCHPMU_LEGACY_GP;
+	cmd->max_fixed_counters = ARCHPMU_LEGACY_FIXED;
+	return archpmu_ucmd_respond(ucmd, sizeof(*cmd));
+}
+
+static int archpmu_ioc_cpu_info(struct archpmu_ucmd *ucmd)
+{
+	struct archpmu_cpu_info *cmd = ucmd->cmd;
+	struct archpmu_pmu_desc d;
+	int ret;
+
+	if (cmd->flags || !all_zero(cmd->__reserved, sizeof(cmd->__reserved)))
+		return -EINVAL;
+	ret = archpmu_user_cpu(&cmd->cpu);
+	if (ret)
+		return ret;
+	ret = archpmu_enum_get(cmd->cpu, &d);
+	if (ret)
+		return ret;
+	cmd->version = d.version;
+	cmd->pmu_flags = d.flags;
+	cmd->core_type = d.core_type;
+	cmd->native_model_id = d.native_model_id;
+	cmd->nr_gp = d.nr_gp;
+	cmd->gp_width = d.gp_width;
+	cmd->nr_fixed = d.nr_fixed;
+	cmd->fixed_width = d.fixed_width;
+	cmd->events_len = d.events_len;
+	cmd->gp_mask = d.gp_mask;
+	cmd->fixed_mask = d.fixed_mask;
+	cmd->events_mask = d.events_mask;
+	cmd->perf_capabilities = d.perf_capabilities;
+	memcpy(cmd->cpuid_0a, d.cpuid_0a, sizeof(cmd->cpuid_0a));
+	return archpmu_ucmd_respond(ucmd, sizeof(*cmd));
+}
+
+static int archpmu_ioc_count_open(struct archpmu_ucmd *ucmd)
+{
+	struct archpmu_dev_file *df = ucmd->ctx;
+	long ret;
+
+	mutex_lock(&df->lock);
+	ret = archpmu_session_open(ucmd->cmd, ucmd->ubuffer, ucmd->user_size, &df->session);
+	mutex_unlock(&df->lock);
+	return ret;
+}
+
+/* A session command on the device: for the session opened on this file. */
+static int archpmu_ioc_session_cmd(struct archpmu_ucmd *ucmd)
+{
+	struct archpmu_dev_file *df = ucmd->ctx;
+	struct archpmu_ucmd on_session = *ucmd;
+	int ret;
+
+	ret = archpmu_session_cmd_check(ucmd->ioctl, ucmd->cmd);
+	if (ret)
+		return ret;
+	mutex_lock(&df->lock);
+	if (df->session) {
+		on_session.ctx = df->session->private_data;
+		ret = archpmu_session_cmd(&on_session);
+	} else {
+		ret = -EBADFD;
+	}
+	mutex_unlock(&df->lock);
+	return ret;
+}
+
+static const struct archpmu_ioctl_op archpmu_ioctl_ops[] = {
+	ARCHPMU_IOCTL_OP(INFO, archpmu_ioc_info, struct archpmu_info, __reserved),
+	ARCHPMU_IOCTL_OP(CPU_INFO, archpmu_ioc_cpu_info, struct archpmu_cpu_info,
+			 __reserved),
+	ARCHPMU_IOCTL_OP(MODEL_MSR, archpmu_ioc_model_msr, struct archpmu_model_msr,
+			 value),
+	ARCHPMU_IOCTL_OP(MODEL_INJECT, archpmu_ioc_model_inject,
+			 struct archpmu_model_inject, count),
+	ARCHPMU_IOCTL_OP(COUNT_OPEN, archpmu_ioc_count_open,
+			 struct archpmu_count_open, __reserved),
+	ARCHPMU_IOCTL_OP(COUNT_START, archpmu_ioc_session_cmd,
+			 struct archpmu_count_ctl, flags),
+	ARCHPMU_IOCTL_OP(COUNT_STOP, archpmu_ioc_session_cmd,
+			 struct archpmu_count_ctl, flags),
+	ARCHPMU_IOCTL_OP(COUNT_RESET, archpmu_ioc_session_cmd,
+			 struct archpmu_count_ctl, flags),
+	ARCHPMU_IOCTL_OP(COUNT_READ, archpmu_ioc_session_cmd,
+			 struct archpmu_count_read, timestamp_ns),
+};
+
+static long archpmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	return archpmu_ucmd_dispatch(archpmu_ioctl_ops, ARRAY_SIZE(archpmu_ioctl_ops),
+				     filp->private_data, cmd, arg);
+}
+
+static int archpmu_fops_open(struct inode *inode, struct file *filp)
+{
+	struct archpmu_dev_file *df = kzalloc(sizeof(*df), GFP_KERNEL);
+
+	if (!df)
+		return -ENOMEM;
+	mutex_init(&df->lock);
+	filp->private_data = df;
+	return 0;
+}
+
+static int archpmu_fops_release(struct inode *inode, struct file *filp)
+{
+	struct archpmu_dev_file *df = filp->private_data;
+
+	if (df->session)
+		fput(df->session);
+	kfree(df);
+	return 0;
+}
+
+static const struct file_operations archpmu_fops = {
+	.owner = THIS_MODULE,
+	.open = archpmu_fops_open,
+	.release = archpmu_fops_release,
+	.unlocked_ioctl = archpmu_fops_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice archpmu_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "archpmu",
+	.fops = &archpmu_fops,
+	.groups = archpmu_dev_groups,
+	.mode = 0600,
+};
+
+int archpmu_chardev_init(void)
+{
+	int ret = misc_register(&archpmu_misc);
+
+	if (ret)
+		pr_err("cannot register /dev/archpmu: %d\n", ret);
+	return ret;
+}
+
+void archpmu_chardev_exit(void)
+{
+	misc_deregister(&archpmu_misc);
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The test-only commands of /dev/archpmu, model backend only: one MSR
+ * access through the driver's own access layer (ARCHPMU_IOC_MODEL_MSR), and
+ * exact event counts injected into the model (ARCHPMU_IOC_MODEL_INJECT).
+ */
+#include <linux/capability.h>
+#include <linux/cpu.h>
+#include <linux/smp.h>
+
+#include "../pmu/pmu.h"
+#include "dev.h"
+
+static bool is_model(void)
+{
+	return archpmu_backend->id == ARCHPMU_BACKEND_MODEL;
+}
+
+struct model_msr_args {
+	u32 msr;
+	bool write;
+	u64 val;
+	int err;
+};
+
+static void model_msr_on_cpu(void *info)
+{
+	struct model_msr_args *a = info;
+
+	a->err = a->write ? archpmu_wrmsr_local(a->msr, a->val) :
+			    archpmu_rdmsr_local(a->msr, &a->val);
+}
+
+int archpmu_ioc_model_msr(struct archpmu_ucmd *ucmd)
+{
+	struct archpmu_model_msr *cmd = ucmd->cmd;
+	struct model_msr_args args = {};
+	int ret;
+
+	if (!is_model())
+		return -EOPNOTSUPP;
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (cmd->flags & ~ARCHPMU_MODEL_MSR_WRITE)
+		return -EINVAL;
+	ret = archpmu_user_cpu(&cmd->cpu);
+	if (ret)
+		return ret;
+	args.msr = cmd->msr;
+	args.write = cmd->flags & ARCHPMU_MODEL_MSR_WRITE;
+	args.val = cmd->value;
+	cpus_read_lock();
+	ret = cpu_online(cmd->cpu) ?
+	      smp_call_function_single(cmd->cpu, model_msr_on_cpu, &args, 1) : -ENODEV;
+	cpus_read_unlock();
+	if (ret)
+		return -ENODEV;
+	if (args.err)
+		return args.err;
+	cmd->value = args.val;
+	return archpmu_ucmd_respond(ucmd, sizeof(*cmd));
+}
+
+struct model_inject_args {
+	u32 code;
+	u64 count;
+	bool user;
+};
+
+static void model_inject_on_cpu(void *info)
+{
+	struct model_inject_args *a = info;
+
+	archpmu_backend->inject(a->code, a->count, a->user);
+}
+
+int archpmu_ioc_model_inject(struct archpmu_ucmd *ucmd)
+{
+	struct archpmu_model_inject *cmd = ucmd->cmd;
+	struct model_inject_args args;
+	int ret;
+
+	if (!is_model() || !archpmu_backend->inject)
+		return -EOPNOTSUPP;
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (cmd->flags != ARCHPMU_INJECT_USR && cmd->flags != ARCHPMU_INJECT_OS)
+		return -EINVAL;
+	if (cmd->event > 0xffff)
+		return -EINVAL;
+	ret = archpmu_user_cpu(&cmd->cpu);
+	if (ret)
+		return ret;
+	args.code = cmd->event;
+	args.count = cmd->count;
+	args.user = cmd->flags == ARCHPMU_INJECT_USR;
+	cpus_read_lock();
+	ret = cpu_online(cmd->cpu) ?
+	      smp_call_function_single(cmd->cpu, model_inject_on_cpu, &args, 1) : -ENODEV;
+	cpus_read_unlock();
+	return ret ? -ENODEV : 0;
+}

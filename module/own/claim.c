@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Taking counters from the PMU and putting them back, one CPU at a time,
+ * each step one batch in one cross-call. A claim first reads what the PMU
+ * holds in the counters it will use (and refuses counters another agent is
+ * using), then programs them from zero; the context's live view names the
+ * claim only once everything is programmed (archpmu_ctx_claim_local). The
+ * release clears the live view first, then puts back what the claim read.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/lockdep.h>
+#include <linux/printk.h>
+
+#include "own.h"
+
+#define GP_BITS		GENMASK_ULL(ARCHPMU_LEGACY_GP - 1, 0)
+#define RING_BITS	(ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_OS)
+
+static u64 used_gp(const struct archpmu_claim *c)
+{
+	return c->used & GP_BITS;
+}
+
+static u64 used_fixed(const struct archpmu_claim *c)
+{
+	return c->used >> ARCHPMU_BUSY_FIXED_SHIFT;
+}
+
+static bool is_fixed(u32 counter)
+{
+	return counter & ARCHPMU_COUNTER_FIXED;
+}
+
+u32 archpmu_claim_counter_msr(const struct archpmu_claim *c, u32 counter, bool write)
+{
+	if (is_fixed(counter))
+		return ARCHPMU_MSR_FIXED_CTR0 + (counter & 0xff);
+	if (write && (c->desc.flags & ARCHPMU_PMU_FULL_WIDTH_WRITE))
+		return ARCHPMU_MSR_A_PMC0 + counter;
+	return ARCHPMU_MSR_PMC0 + counter;
+}
+
+u64 archpmu_claim_width_mask(const struct archpmu_claim *c, u32 counter)
+{
+	return archpmu_width_mask(is_fixed(counter) ? c->desc.fixed_width :
+				  c->desc.gp_width);
+}
+
+unsigned int archpmu_claim_event_on(const struct archpmu_claims *cl,
+				    const struct archpmu_claim *c, u64 bits)
+{
+	unsigned int e;
+
+	for (e = 0; e < cl->nr_events; e++)
+		if (archpmu_counter_bit(c->hw[e].counter) & bits)
+			return e;
+	return ~0U;
+}
+
+/* USR/OS of an event; neither means both. */
+static u64 ring_bits(u64 config)
+{
+	return config & RING_BITS ? config & RING_BITS : RING_BITS;
+}
+
+static u64 evtsel_image(u64 config, bool enable)
+{
+	u64 v = (config & ~RING_BITS) | ring_bits(config);
+
+	return enable ? v | ARCHPMU_EVTSEL_EN : v;
+}
+
+static u64 fixed_nibble(u64 config)
+{
+	u64 r = ring_bits(config);
+
+	return (r & ARCHPMU_EVTSEL_OS ? ARCHPMU_FIXED_OS : 0) |
+	       (r & ARCHPMU_EVTSEL_USR ? ARCHPMU_FIXED_USR : 0);
+}
+
+static u64 fixed_ctrl_mask(const struct archpmu_claim *c)
+{
+	u64 mask = 0;
+	u32 j;
+
+	for (j = 0; j < ARCHPMU_LEGACY_FIXED; j++)
+		if (used_fixed(c) & BIT_ULL(j))
+			mask |= 0xfULL << ARCHPMU_FIXED_SHIFT(j);
+	return mask;
+}
+
+static u64 fixed_ctrl_value(const struct archpmu_claims *cl, const struct archpmu_claim *c)
+{
+	u64 v = 0;
+	unsigned int i;
+
+	for (i = 0; i < cl->nr_events; i++)
+		if (is_fixed(c->hw[i].counter))
+			v |= fixed_nibble(cl->ev[i].config) <<
+			     ARCHPMU_FIXED_SHIFT(c->hw[i].counter & 0xff);
+	return v;
+}
+
+/* Our fixed counters (busy-mask bits) that IA32_FIXED_CTR_CTRL enables or arms. */
+static u64 fixed_in_use(const struct archpmu_claim *c, u64 fixed_ctrl)
+{
+	u64 live = ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR | ARCHPMU_FIXED_PMI;
+	u64 busy = 0;
+	u32 j;
+
+	for (j = 0; j < ARCHPMU_LEGACY_FIXED; j++)
+		if ((used_fixed(c) & BIT_ULL(j)) &&
+		    (fixed_ctrl >> ARCHPMU_FIXED_SHIFT(j)) & live)
+			busy |= BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + j);
+	return busy;
+}
+
+/* Which of our counters another agent uses, from what save() read. */
+static u64 agent_busy(const struct archpmu_claim *c)
+{
+	const struct archpmu_pmu_saved *sv = &c->saved;
+	u64 busy = 0, fixed;
+	u32 i;
+
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+		if (!(used_gp(c) & BIT_ULL(i)) ||
+		    !(sv->evtsel[i] & (ARCHPMU_EVTSEL_EN | ARCHPMU_EVTSEL_INT)))
+			continue;
+		pr_warn("CPU %u: GP counter %u is in use by another agent (IA32_PERFEVTSEL%u = %#llx has EN or INT set); stop that tool first\n",
+			c->cpu, i, i, sv->evtsel[i]);
+		busy |= BIT_ULL(i);
+	}
+	fixed = fixed_in_use(c, sv->fixed_ctrl);
+	if (fixed) {
+		pr_warn("CPU %u: a fixed counter is in use by another agent (IA32_FIXED_CTR_CTRL = %#llx); stop that tool first\n",
+			c->cpu, sv->fixed_ctrl);
+		busy |= fixed;
+	}
+	if (sv->inuse & c->used) {
+		pr_warn("CPU %u: counters %#llx are in use by another agent (IA32_PERF_GLOBAL_INUSE = %#llx); stop that tool first\n",
+			c->cpu, sv->inuse & c->used, sv->inuse);
+		busy |= sv->inuse & c->used;
+	}
+	return busy;
+}
+
+/* Read what the PMU holds in our counters; refuse counters in use (c->agent_busy). */
+int archpmu_claim_save(struct archpmu_claims *cl, struct archpmu_claim *c)
+{
+	struct archpmu_pmu_saved *sv = &c->saved;
+	struct archpmu_batch *b = cl->batch;
+	int ret;
+	u32 i;
+
+	lockdep_assert_held(&archpmu_own_lock);
+	memset(sv, 0, sizeof(*sv));
+	archpmu_batch_init(b, NULL, NULL, NULL);
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+		if (!(used_gp(c) & BIT_ULL(i)))
+			continue;
+		archpmu_batch_read(b, ARCHPMU_MSR_PERFEVTSEL0 + i, &sv->evtsel[i]);
+		archpmu_batch_read(b, ARCHPMU_MSR_PMC0 + i, &sv->pmc[i]);
+	}
+	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
+		if (used_fixed(c) & BIT_ULL(i))
+			archpmu_batch_read(b, ARCHPMU_MSR_FIXED_CTR0 + i, &sv->fixed[i]);
+	c->ops->save_global(b, sv);
+	c->agent_busy = 0;
+	ret = archpmu_batch_run(c->cpu, b);
+	if (ret) {
+		pr_err("CPU %u: reading the PMU failed (%d)\n", c->cpu, ret);
+		return ret;
+	}
+	c->agent_busy = agent_busy(c);
+	return c->agent_busy ? -EBUSY : 0;
+}
+
+/*
+ * Program our counters from zero; counting if @start. A failure part-way
+ * puts back everything save() read, so the CPU is left as found.
+ */
+int archpmu_claim_program(struct archpmu_claims *cl, struct archpmu_claim *c, bool start)
+{
+	struct archpmu_batch *b = cl->batch;
+	unsigned int i;
+	int ret;
+
+	lockdep_assert_held(&archpmu_own_lock);
+	c->change.used = c->used;
+	c->change.hw = c->hw;
+	c->change.nr = cl->nr_events;
+	archpmu_batch_init(b, NULL, archpmu_ctx_claim_local, &c->change);
+	c->ops->disable(b, c->used);
+	for (i = 0; i < cl->nr_events; i++) {
+		u32 ctr = c->hw[i].counter;
+
+		if (!is_fixed(ctr))
+			archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + ctr,
+					    evtsel_image(cl->ev[i].config, start));
+		archpmu_batch_write(b, archpmu_claim_counter_msr(c, ctr, true), 0);
+		c->hw[i].prev = 0;
+	}
+	if (used_fixed(c))
+		archpmu_batch_modify(b, ARCHPMU_MSR_FIXED_CTR_CTRL,
+				     start ? fixed_ctrl_value(cl, c) : 0, fixed_ctrl_mask(c));
+	c->ops->ack(b, c->used);
+	if (start)
+		c->ops->enable(b, c->used);
+	ret = archpmu_batch_run(c->cpu, b);
+	c->programmed = true;	/* if only in part: restore() undoes it */
+	if (ret) {
+		pr_err("CPU %u: programming the counters failed (%d); the PMU is put back as it was\n",
+		       c->cpu, ret);
+		archpmu_claim_restore(cl, c);
+	}
+	return ret;
+}
+
+/*
+ * Start or stop our counters. Each is gated by its own enable (EN, or its
+ * nibble of IA32_FIXED_CTR_CTRL) and on v2+ by its GLOBAL_CTRL bit as well:
+ * an agent that rewrites GLOBAL_CTRL wholesale, as perf does, then neither
+ * starts a stopped session nor keeps a running one stopped once it enables
+ * again.
+ */
+void archpmu_claim_add_enable(struct archpmu_claims *cl, struct archpmu_claim *c,
+			      bool enable)
+{
+	struct archpmu_batch *b = cl->batch;
+	unsigned int i;
+
+	if (!enable)
+		c->ops->disable(b, c->used);
+	for (i = 0; i < cl->nr_events; i++)
+		if (!is_fixed(c->hw[i].counter))
+			archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + c->hw[i].counter,
+					    evtsel_image(cl->ev[i].config, enable));
+	if (used_fixed(c))
+		archpmu_batch_modify(b, ARCHPMU_MSR_FIXED_CTR_CTRL,
+				     enable ? fixed_ctrl_value(cl, c) : 0, fixed_ctrl_mask(c));
+	if (enable)
+		c->ops->enable(b, c->used);
+}
+
+/* Put back what the PMU held before the claim; every op runs. */
+int archpmu_claim_restore(struct archpmu_claims *cl, struct archpmu_claim *c)
+{
+	const struct archpmu_pmu_saved *sv = &c->saved;
+	struct archpmu_batch *b = cl->batch;
+	int ret;
+	u32 i;
+
+	lockdep_assert_held(&archpmu_own_lock);
+	if (!c->programmed)
+		return 0;
+	archpmu_batch_init(b, archpmu_ctx_release_local, NULL, &c->change);
+	b->best_effort = true;
+	c->ops->disable(b, c->used);
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+		if (!(used_gp(c) & BIT_ULL(i)))
+			continue;
+		archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + i, sv->evtsel[i]);
+		archpmu_batch_write(b, archpmu_claim_counter_msr(c, i, true), sv->pmc[i]);
+	}
+	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
+		if (used_fixed(c) & BIT_ULL(i))
+			archpmu_batch_write(b, ARCHPMU_MSR_FIXED_CTR0 + i, sv->fixed[i]);
+	c->ops->restore_global(b, sv, c->used);
+	ret = archpmu_batch_run(c->cpu, b);
+	if (ret)
+		pr_err("CPU %u: restoring the PMU failed (%d)\n", c->cpu, ret);
+	c->programmed = false;
+	return ret;
+}

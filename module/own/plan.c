@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Which counters of which CPU a session gets: each event is checked against
+ * each CPU's own enumeration, placed around the counters other sessions
+ * hold (the contexts' taken masks) and those perf holds, and the GP
+ * counters' perf reservation is taken (perf_share.c). Nothing is programmed
+ * here; a refusal names the event, the CPU and the holder.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpu.h>
+#include <linux/lockdep.h>
+#include <linux/pid.h>
+#include <linux/printk.h>
+
+#include "own.h"
+
+#define GP_BITS		GENMASK_ULL(ARCHPMU_LEGACY_GP - 1, 0)
+
+/* See own.h: the allocation view of every context, and every claim. */
+DEFINE_MUTEX(archpmu_own_lock);
+
+static const char perf_fix[] =
+	"a perf_event_open user, or the NMI watchdog: 'sysctl kernel.nmi_watchdog=0' frees it";
+
+/* The session that holds any of @bits on @cpu, for the refusal's dmesg line. */
+static const struct archpmu_holder *holder_of(unsigned int cpu, u64 bits)
+{
+	const struct archpmu_cpu_ctx *ctx = per_cpu_ptr(&archpmu_cpu_ctx, cpu);
+	unsigned int i;
+
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
+		if ((bits & BIT_ULL(i)) && ctx->holder[i])
+			return ctx->holder[i];
+	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
+		if ((bits & BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + i)) &&
+		    ctx->holder[ARCHPMU_LEGACY_GP + i])
+			return ctx->holder[ARCHPMU_LEGACY_GP + i];
+	return NULL;
+}
+
+/* Say who holds the counters that event @bad could have used on @c's CPU. */
+static void name_holder(const struct archpmu_claims *cl, const struct archpmu_claim *c,
+			u64 perf_held, unsigned int bad, struct archpmu_count_open *out)
+{
+	const struct archpmu_event *ev = &cl->ev[bad];
+	u64 wanted = archpmu_candidate_counters(&c->desc, ev);
+	const struct archpmu_holder *holder;
+
+	if (wanted & perf_held) {
+		out->busy_holder = ARCHPMU_HOLDER_PERF;
+		if (ev->flags & ARCHPMU_EVENT_PIN)
+			pr_warn("CPU %u: event %u: GP counter %u is held by perf (%s)\n",
+				c->cpu, bad, ev->counter, perf_fix);
+		else
+			pr_warn("CPU %u: event %u does not fit: GP counters %#llx are held by perf (%s)\n",
+				c->cpu, bad, wanted & perf_held, perf_fix);
+		return;
+	}
+	holder = holder_of(c->cpu, wanted & per_cpu(archpmu_cpu_ctx, c->cpu).taken);
+	if (!holder)
+		return;
+	out->busy_holder = ARCHPMU_HOLDER_SESSION;
+	out->busy_pid = pid_vnr(holder->tgid);
+	pr_warn("CPU %u: event %u does not fit: the counters it could use are held by the archpmu session of pid %d (%s)\n",
+		c->cpu, bad, holder->pid, holder->comm);
+}
+
+/* Allocate on every CPU around other sessions' counters and @perf_held. */
+static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_count_open *out)
+{
+	u32 counters[ARCHPMU_MAX_EVENTS];
+	unsigned int i, e, bad = 0;
+	int ret;
+
+	for (i = 0; i < cl->nr_cpus; i++) {
+		struct archpmu_claim *c = &cl->cpus[i];
+		u64 taken = per_cpu(archpmu_cpu_ctx, c->cpu).taken;
+
+		out->bad_cpu = c->cpu;
+		ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, taken | perf_held,
+				       counters, &bad);
+		/* Held counters matter only if the events fit on a free PMU. */
+		if (ret == -EBUSY)
+			ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, 0, counters,
+					       &bad) ?: -EBUSY;
+		if (ret) {
+			out->bad_event = bad;
+			if (ret == -EBUSY)
+				name_holder(cl, c, perf_held, bad, out);
+			return ret;
+		}
+		c->used = 0;
+		for (e = 0; e < cl->nr_events; e++) {
+			c->hw[e].counter = counters[e];
+			c->used |= archpmu_counter_bit(counters[e]);
+		}
+	}
+	out->bad_cpu = ~0U;
+	return 0;
+}
+
+/*
+ * Validate, allocate and take perf's reservation of the GP counters the
+ * session needs: those it uses, or, for a session of fixed counters only,
+ * one more, so perf stays out (perf_share.c). A counter perf turns out to
+ * hold is allocated around and the plan made again.
+ */
+int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
+{
+	u64 perf_held = 0, exists = 0, gp;
+	unsigned int i, e;
+	u32 failed;
+	int ret;
+
+	lockdep_assert_held(&archpmu_own_lock);
+	for (i = 0; i < cl->nr_cpus; i++) {
+		struct archpmu_claim *c = &cl->cpus[i];
+
+		out->bad_cpu = c->cpu;
+		ret = archpmu_enum_get(c->cpu, &c->desc);
+		if (ret)
+			return ret;
+		c->ops = archpmu_pmu_ops_for(&c->desc);
+		for (e = 0; e < cl->nr_events; e++) {
+			ret = archpmu_check_event(&c->desc, &cl->ev[e]);
+			if (ret) {
+				out->bad_event = e;
+				return ret;
+			}
+		}
+		exists |= c->desc.gp_mask & GP_BITS;
+	}
+	out->bad_cpu = ~0U;
+
+	for (;;) {
+		if (exists && !(exists & ~perf_held)) {
+			out->busy_holder = ARCHPMU_HOLDER_PERF;
+			out->bad_cpu = cl->cpus[0].cpu;
+			pr_warn("perf holds every GP counter (%s); archpmu and perf cannot share the PMU: stop perf first\n",
+				perf_fix);
+			return -EBUSY;
+		}
+		ret = allocate(cl, perf_held, out);
+		if (ret)
+			return ret;
+		gp = 0;
+		for (i = 0; i < cl->nr_cpus; i++)
+			gp |= cl->cpus[i].used & GP_BITS;
+		if (!gp && exists)
+			gp = BIT_ULL(__ffs64(exists & ~perf_held));
+		ret = archpmu_reserve_gp(gp, &failed);
+		if (!ret) {
+			cl->gp_reserved = gp;
+			return 0;
+		}
+		perf_held |= BIT_ULL(failed);	/* at most one round per counter */
+	}
+}
+
+static void set_holder(struct archpmu_claims *cl, const struct archpmu_claim *c,
+		       const struct archpmu_holder *holder)
+{
+	struct archpmu_cpu_ctx *ctx = per_cpu_ptr(&archpmu_cpu_ctx, c->cpu);
+	unsigned int e;
+	int idx;
+
+	for (e = 0; e < cl->nr_events; e++) {
+		idx = archpmu_ctx_index(c->hw[e].counter);
+		if (idx >= 0)
+			ctx->holder[idx] = holder;
+	}
+}
+
+/* The planned counters are programmed: other sessions now place around them. */
+void archpmu_own_commit(struct archpmu_claims *cl)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&archpmu_own_lock);
+	for (i = 0; i < cl->nr_cpus; i++) {
+		per_cpu(archpmu_cpu_ctx, cl->cpus[i].cpu).taken |= cl->cpus[i].used;
+		set_holder(cl, &cl->cpus[i], cl->holder);
+	}
+	cl->owned = true;
+}
+
+/* Give up the counters (already put back on every CPU) and perf's reservation. */
+void archpmu_own_forget(struct archpmu_claims *cl)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&archpmu_own_lock);
+	for (i = 0; cl->owned && i < cl->nr_cpus; i++) {
+		/* Allocation kept these clear of every other session's counters. */
+		per_cpu(archpmu_cpu_ctx, cl->cpus[i].cpu).taken &= ~cl->cpus[i].used;
+		set_holder(cl, &cl->cpus[i], NULL);
+	}
+	cl->owned = false;
+	archpmu_release_gp(cl->gp_reserved);
+	cl->gp_reserved = 0;
+}

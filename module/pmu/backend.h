@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The two backends of the access layer: the CPU's own PMU (hw.c) and the
+ * software model (model.c). Everything above them is shared.
+ */
+#ifndef ARCHPMU_PMU_BACKEND_H
+#define ARCHPMU_PMU_BACKEND_H
+
+#include <linux/types.h>
+
+#include "arch_pmu.h"
+
+/*
+ * Each operation acts on the CPU it runs on and is called with interrupts
+ * disabled; a #GP is returned as -EIO. msr_read and msr_write are NMI-safe:
+ * no locks, no allocation, no printk.
+ */
+struct archpmu_backend {
+	const char *name;
+	u32 id;				/* ARCHPMU_BACKEND_* */
+	void (*cpuid)(u32 leaf, u32 subleaf, struct archpmu_cpuid_regs *r);
+	int (*msr_read)(u32 msr, u64 *val);
+	int (*msr_write)(u32 msr, u64 val);
+	/* Model only: count @count occurrences of @code at CPL 0 or 3. */
+	void (*inject)(u32 code, u64 count, bool user);
+	/* Model only: the CPU came online / goes offline (runs on it). */
+	void (*cpu_online)(void);
+	void (*cpu_offline)(void);
+};
+
+extern const struct archpmu_backend archpmu_hw_backend;
+extern const struct archpmu_backend archpmu_model_backend;
+extern const struct archpmu_backend *archpmu_backend;
+
+/* hw.c: whether the boot CPU has an architectural PMU; if not, @why says why. */
+int archpmu_hw_probe(char *why, size_t len);
+
+/* model.c */
+int archpmu_model_init(void);
+
+#endif /* ARCHPMU_PMU_BACKEND_H */

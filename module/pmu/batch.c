@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The access layer shared by both backends: the local MSR primitives, and
+ * batches of them run in a single cross-call per CPU. Writes outside the
+ * architectural PMU MSRs are refused here, whatever the backend.
+ */
+#include <linux/bug.h>
+#include <linux/smp.h>
+
+#include "backend.h"
+#include "batch.h"
+
+/* The backend in use, chosen once at load (main.c). */
+const struct archpmu_backend *archpmu_backend;
+
+int archpmu_rdmsr_local(u32 msr, u64 *val)
+{
+	return archpmu_backend->msr_read(msr, val);
+}
+
+int archpmu_wrmsr_local(u32 msr, u64 val)
+{
+	if (!archpmu_msr_writable(msr))
+		return -EACCES;
+	return archpmu_backend->msr_write(msr, val);
+}
+
+static int exec_op(struct archpmu_msr_op *op)
+{
+	u64 old;
+	int err;
+
+	switch (op->kind) {
+	case ARCHPMU_MSR_READ:
+		err = archpmu_rdmsr_local(op->msr, &old);
+		if (!err)
+			*op->dst = old;
+		return err;
+	case ARCHPMU_MSR_WRITE:
+		return archpmu_wrmsr_local(op->msr, op->val);
+	case ARCHPMU_MSR_MODIFY:
+		err = archpmu_rdmsr_local(op->msr, &old);
+		if (err)
+			return err;
+		return archpmu_wrmsr_local(op->msr, (old & ~op->mask) | (op->val & op->mask));
+	case ARCHPMU_MSR_ACK:
+		err = archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_STATUS, &old);
+		if (err || !(old & op->mask))
+			return err;
+		return archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_OVF_CTRL, old & op->mask);
+	}
+	return -EINVAL;
+}
+
+/* Ops [from, to) of @b, on this CPU; b->done and b->err record the outcome. */
+static void exec_ops(struct archpmu_batch *b, unsigned int from, unsigned int to)
+{
+	int err;
+
+	for (b->done = from; b->done < to; b->done++) {
+		err = exec_op(&b->ops[b->done]);
+		if (!err)
+			continue;
+		if (!b->err)
+			b->err = err;
+		if (!b->best_effort)
+			return;
+	}
+}
+
+static void batch_exec(void *info)
+{
+	struct archpmu_batch *b = info;
+
+	b->err = 0;
+	if (b->before)
+		b->before(b);
+	exec_ops(b, 0, b->nr);
+	if (b->after)
+		b->after(b);
+}
+
+atomic64_t archpmu_cross_calls = ATOMIC64_INIT(0);
+bool archpmu_naive_cross_calls;
+
+struct naive_step {
+	struct archpmu_batch *b;
+	unsigned int op;	/* the op to run (none if b->nr) */
+	bool last;		/* run the after hook too */
+};
+
+static void naive_exec(void *info)
+{
+	struct naive_step *step = info;
+	struct archpmu_batch *b = step->b;
+
+	if (step->op == 0 && b->before)
+		b->before(b);
+	if (step->op < b->nr)
+		exec_ops(b, step->op, step->op + 1);
+	if (b->err && !b->best_effort)
+		step->last = true;	/* the batch stops here */
+	if (step->last && b->after)
+		b->after(b);
+}
+
+/*
+ * The naive way, for the benchmark only: one cross-call per MSR access, as
+ * the msr driver's rdmsr_on_cpu()/wrmsr_on_cpu() would make. The hooks run
+ * in the calls of the first and of the last op.
+ */
+static int archpmu_batch_run_naive(unsigned int cpu, struct archpmu_batch *b)
+{
+	struct naive_step step = { .b = b };
+	unsigned int i;
+
+	b->err = 0;
+	for (i = 0; i < b->nr || (i == 0 && !b->nr); i++) {
+		step.op = i;
+		step.last = i + 1 >= b->nr;
+		atomic64_inc(&archpmu_cross_calls);
+		if (smp_call_function_single(cpu, naive_exec, &step, 1))
+			return -ENODEV;
+		if (step.last)
+			break;
+	}
+	return b->err;
+}
+
+int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b)
+{
+	if (READ_ONCE(archpmu_naive_cross_calls))
+		return archpmu_batch_run_naive(cpu, b);
+	atomic64_inc(&archpmu_cross_calls);
+	if (smp_call_function_single(cpu, batch_exec, b, 1))
+		return -ENODEV;
+	return b->err;
+}
+
+void archpmu_batch_init(struct archpmu_batch *b, archpmu_batch_hook before,
+			archpmu_batch_hook after, void *arg)
+{
+	b->nr = 0;
+	b->best_effort = false;
+	b->before = before;
+	b->after = after;
+	b->arg = arg;
+	b->done = 0;
+	b->err = 0;
+}
+
+static struct archpmu_msr_op *add_op(struct archpmu_batch *b, u32 kind, u32 msr)
+{
+	struct archpmu_msr_op *op;
+
+	/* Every batch is sized by the counters it touches: a bug otherwise. */
+	if (WARN_ON_ONCE(b->nr >= ARCHPMU_BATCH_MAX))
+		return NULL;
+	op = &b->ops[b->nr++];
+	op->kind = kind;
+	op->msr = msr;
+	op->val = 0;
+	op->mask = 0;
+	op->dst = NULL;
+	return op;
+}
+
+void archpmu_batch_read(struct archpmu_batch *b, u32 msr, u64 *dst)
+{
+	struct archpmu_msr_op *op = add_op(b, ARCHPMU_MSR_READ, msr);
+
+	if (op)
+		op->dst = dst;
+}
+
+void archpmu_batch_write(struct archpmu_batch *b, u32 msr, u64 val)
+{
+	struct archpmu_msr_op *op = add_op(b, ARCHPMU_MSR_WRITE, msr);
+
+	if (op)
+		op->val = val;
+}
+
+void archpmu_batch_modify(struct archpmu_batch *b, u32 msr, u64 val, u64 mask)
+{
+	struct archpmu_msr_op *op = add_op(b, ARCHPMU_MSR_MODIFY, msr);
+
+	if (op) {
+		op->val = val;
+		op->mask = mask;
+	}
+}
+
+void archpmu_batch_ack(struct archpmu_batch *b, u64 mask)
+{
+	struct archpmu_msr_op *op = add_op(b, ARCHPMU_MSR_ACK, 0);
+
+	if (op)
+		op->mask = mask;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The access layer: local, NMI-safe MSR primitives, and batches of them run
+ * on a CPU in one cross-call, so an operation costs one IPI per CPU, never
+ * one per register.
+ */
+#ifndef ARCHPMU_PMU_BATCH_H
+#define ARCHPMU_PMU_BATCH_H
+
+#include <linux/atomic.h>
+#include <linux/types.h>
+
+/*
+ * On the CPU they act on, interrupts disabled (or in NMI): no locks, no
+ * allocation. A write outside the architectural PMU MSRs is -EACCES,
+ * whatever the backend; a #GP is -EIO.
+ */
+int archpmu_rdmsr_local(u32 msr, u64 *val);
+int archpmu_wrmsr_local(u32 msr, u64 val);
+
+enum archpmu_msr_kind {
+	ARCHPMU_MSR_READ,	/* *dst = MSR */
+	ARCHPMU_MSR_WRITE,	/* MSR = val */
+	ARCHPMU_MSR_MODIFY,	/* MSR = (MSR & ~mask) | (val & mask) */
+	ARCHPMU_MSR_ACK,	/* OVF_CTRL = GLOBAL_STATUS & mask, if any */
+};
+
+struct archpmu_msr_op {
+	u32 msr;
+	u32 kind;		/* enum archpmu_msr_kind */
+	u64 val;
+	u64 mask;
+	u64 *dst;		/* READ: where the value goes */
+};
+
+#define ARCHPMU_BATCH_MAX	64
+
+struct archpmu_batch;
+/* Runs on the batch's CPU with interrupts disabled, in the same cross-call. */
+typedef void (*archpmu_batch_hook)(struct archpmu_batch *b);
+
+struct archpmu_batch {
+	unsigned int nr;
+	bool best_effort;	/* run every op even after one fails (unwinding) */
+	archpmu_batch_hook before;	/* before the first op */
+	archpmu_batch_hook after;	/* after the last op (b->err says how it went) */
+	void *arg;		/* for the hooks */
+	unsigned int done;	/* out: ops completed before an error */
+	int err;		/* out: the first error */
+	struct archpmu_msr_op ops[ARCHPMU_BATCH_MAX];
+};
+
+/* Empty @b and set its hooks. */
+void archpmu_batch_init(struct archpmu_batch *b, archpmu_batch_hook before,
+			archpmu_batch_hook after, void *arg);
+void archpmu_batch_read(struct archpmu_batch *b, u32 msr, u64 *dst);
+void archpmu_batch_write(struct archpmu_batch *b, u32 msr, u64 val);
+void archpmu_batch_modify(struct archpmu_batch *b, u32 msr, u64 val, u64 mask);
+void archpmu_batch_ack(struct archpmu_batch *b, u64 mask);
+
+/*
+ * Run @b on @cpu (which the caller keeps online). Stops at the first
+ * failing op unless b->best_effort; returns the first error either way.
+ */
+int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b);
+
+/* Cross-calls made so far, and the benchmark's naive mode (dev/debugfs.c). */
+extern atomic64_t archpmu_cross_calls;
+extern bool archpmu_naive_cross_calls;
+
+#endif /* ARCHPMU_PMU_BATCH_H */

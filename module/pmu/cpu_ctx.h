@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The per-CPU PMU context: the one place that says who holds each counter
+ * of a CPU. Counting, sampling, task switching and multiplexing all act on
+ * it (perf's struct cpu_hw_events is the precedent).
+ *
+ * NMI-safety contract. Three kinds of field, each with one writer:
+ *
+ *  - desc, ops, enumerated: written by enumeration (pmu/enum.c) on this CPU
+ *    as it comes online (enumerated also as it goes offline). desc and ops
+ *    only change as the CPU comes online, when they are rewritten with what
+ *    the same CPU reports again. Process-context readers copy them under
+ *    archpmu_enum_lock; the NMI handler may use them as they are whenever it
+ *    finds an owner in owner[]. ops is there for the NMI handler.
+ *
+ *  - taken, holder[]: the allocation view (own/), written and read only in
+ *    process context under archpmu_own_lock. Never read in NMI.
+ *
+ *  - active, owner[]: the live view. Written only on this CPU, with
+ *    interrupts disabled, inside the cross-call that claims or releases the
+ *    counters (archpmu_ctx_claim_local(), archpmu_ctx_release_local()), each
+ *    with WRITE_ONCE. An NMI on this CPU may read them at any time without a
+ *    lock (READ_ONCE): a counter's owner is set after its counter is
+ *    programmed and cleared before it is stopped and put back, so an
+ *    overflow of a counter in active always finds its owner. An owner is
+ *    cleared on this CPU before its memory is freed, and the freeing path
+ *    waits for that cross-call to return: an NMI cannot see a freed owner.
+ *    NMIs on other CPUs only read their own CPU's context.
+ */
+#ifndef ARCHPMU_PMU_CPU_CTX_H
+#define ARCHPMU_PMU_CPU_CTX_H
+
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/types.h>
+
+#include "arch_pmu.h"
+#include "batch.h"
+
+/* A counter's index in a context: GP i is i, fixed j is ARCHPMU_LEGACY_GP + j. */
+#define ARCHPMU_CTX_COUNTERS	(ARCHPMU_LEGACY_GP + ARCHPMU_LEGACY_FIXED)
+
+/* One event on one counter of one CPU (perf's hw_perf_event). */
+struct archpmu_hw_event {
+	u32 counter;		/* ARCHPMU_COUNTER_* encoding */
+	u64 prev;		/* raw counter value at the last fold */
+	u64 total;		/* 64-bit count */
+};
+
+/* Saved PMU state: what a claim found, to put back on release. */
+struct archpmu_pmu_saved {
+	u64 evtsel[ARCHPMU_LEGACY_GP];
+	u64 pmc[ARCHPMU_LEGACY_GP];
+	u64 fixed[ARCHPMU_LEGACY_FIXED];
+	u64 fixed_ctrl;
+	u64 global_ctrl;
+	u64 inuse;
+};
+
+/*
+ * What differs between PMU versions, as batch steps over a set of counters
+ * (busy-mask bits): v1 has no global MSRs, v2-v3 have them, v4+ also has
+ * IA32_PERF_GLOBAL_INUSE.
+ */
+struct archpmu_pmu_ops {
+	const char *name;
+	/* Read the global state a claim must put back. */
+	void (*save_global)(struct archpmu_batch *b, struct archpmu_pmu_saved *sv);
+	/* Clear (set) @used in IA32_PERF_GLOBAL_CTRL. */
+	void (*disable)(struct archpmu_batch *b, u64 used);
+	void (*enable)(struct archpmu_batch *b, u64 used);
+	/* Clear the overflow bits of @used. */
+	void (*ack)(struct archpmu_batch *b, u64 used);
+	/* Put back what save_global() read, for the counters in @used. */
+	void (*restore_global)(struct archpmu_batch *b, const struct archpmu_pmu_saved *sv,
+			       u64 used);
+};
+
+const struct archpmu_pmu_ops *archpmu_pmu_ops_for(const struct archpmu_pmu_desc *d);
+
+struct archpmu_holder;
+
+struct archpmu_cpu_ctx {
+	/* Enumeration: see the contract above. */
+	struct archpmu_pmu_desc desc;
+	const struct archpmu_pmu_ops *ops;
+	bool enumerated;
+	/* Allocation, under archpmu_own_lock. */
+	u64 taken;		/* busy-mask bits held by any session */
+	const struct archpmu_holder *holder[ARCHPMU_CTX_COUNTERS];
+	/* Live, on this CPU with interrupts disabled; NMI reads. */
+	u64 active;		/* busy-mask bits of claimed, programmed counters */
+	struct archpmu_hw_event *owner[ARCHPMU_CTX_COUNTERS];
+};
+
+DECLARE_PER_CPU(struct archpmu_cpu_ctx, archpmu_cpu_ctx);
+
+/* Guards desc, ops and enumerated against process-context readers. */
+extern struct mutex archpmu_enum_lock;
+
+/* The context index of a counter (ARCHPMU_COUNTER_* encoding), or -1. */
+int archpmu_ctx_index(u32 counter);
+
+/*
+ * A change of the live view, applied by batch hooks on the CPU: the events
+ * hw[0..nr) on the counters @used become (or stop being) the owners.
+ */
+struct archpmu_ctx_change {
+	u64 used;
+	struct archpmu_hw_event *hw;
+	unsigned int nr;
+};
+
+/* Batch hooks (b->arg is a struct archpmu_ctx_change). */
+void archpmu_ctx_claim_local(struct archpmu_batch *b);
+void archpmu_ctx_release_local(struct archpmu_batch *b);
+
+#endif /* ARCHPMU_PMU_CPU_CTX_H */

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The PMU operations of each architectural version, as batch steps: v1 has
+ * no global MSRs, v2-v3 add IA32_PERF_GLOBAL_CTRL/STATUS/OVF_CTRL and
+ * IA32_FIXED_CTR_CTRL, v4+ IA32_PERF_GLOBAL_INUSE (pmu-spec.md §2-3).
+ */
+#include "cpu_ctx.h"
+
+static void v1_save_global(struct archpmu_batch *b, struct archpmu_pmu_saved *sv)
+{
+}
+
+static void v1_mask(struct archpmu_batch *b, u64 used)
+{
+}
+
+static void v1_restore_global(struct archpmu_batch *b,
+			      const struct archpmu_pmu_saved *sv, u64 used)
+{
+}
+
+static const struct archpmu_pmu_ops pmu_v1_ops = {
+	.name = "v1",
+	.save_global = v1_save_global,
+	.disable = v1_mask,
+	.enable = v1_mask,
+	.ack = v1_mask,
+	.restore_global = v1_restore_global,
+};
+
+static void v2_save_global(struct archpmu_batch *b, struct archpmu_pmu_saved *sv)
+{
+	archpmu_batch_read(b, ARCHPMU_MSR_FIXED_CTR_CTRL, &sv->fixed_ctrl);
+	archpmu_batch_read(b, ARCHPMU_MSR_GLOBAL_CTRL, &sv->global_ctrl);
+}
+
+static void v2_disable(struct archpmu_batch *b, u64 used)
+{
+	archpmu_batch_modify(b, ARCHPMU_MSR_GLOBAL_CTRL, 0, used);
+}
+
+static void v2_enable(struct archpmu_batch *b, u64 used)
+{
+	archpmu_batch_modify(b, ARCHPMU_MSR_GLOBAL_CTRL, used, used);
+}
+
+static void v2_ack(struct archpmu_batch *b, u64 used)
+{
+	archpmu_batch_ack(b, used);
+}
+
+static u64 fixed_ctrl_mask(u64 used)
+{
+	u64 mask = 0;
+	u32 j;
+
+	for (j = 0; j < ARCHPMU_LEGACY_FIXED; j++)
+		if (used & BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + j))
+			mask |= 0xfULL << ARCHPMU_FIXED_SHIFT(j);
+	return mask;
+}
+
+static void v2_restore_global(struct archpmu_batch *b,
+			      const struct archpmu_pmu_saved *sv, u64 used)
+{
+	u64 fixed = fixed_ctrl_mask(used);
+
+	if (fixed)
+		archpmu_batch_modify(b, ARCHPMU_MSR_FIXED_CTR_CTRL, sv->fixed_ctrl, fixed);
+	archpmu_batch_ack(b, used);
+	archpmu_batch_modify(b, ARCHPMU_MSR_GLOBAL_CTRL, sv->global_ctrl, used);
+}
+
+static const struct archpmu_pmu_ops pmu_v2_ops = {
+	.name = "v2",
+	.save_global = v2_save_global,
+	.disable = v2_disable,
+	.enable = v2_enable,
+	.ack = v2_ack,
+	.restore_global = v2_restore_global,
+};
+
+static void v4_save_global(struct archpmu_batch *b, struct archpmu_pmu_saved *sv)
+{
+	v2_save_global(b, sv);
+	archpmu_batch_read(b, ARCHPMU_MSR_GLOBAL_INUSE, &sv->inuse);
+}
+
+static const struct archpmu_pmu_ops pmu_v4_ops = {
+	.name = "v4",
+	.save_global = v4_save_global,
+	.disable = v2_disable,
+	.enable = v2_enable,
+	.ack = v2_ack,
+	.restore_global = v2_restore_global,
+};
+
+const struct archpmu_pmu_ops *archpmu_pmu_ops_for(const struct archpmu_pmu_desc *d)
+{
+	if (d->version >= 4)
+		return &pmu_v4_ops;
+	if (d->version >= 2)
+		return &pmu_v2_ops;
+	return &pmu_v1_ops;
+}

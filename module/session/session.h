@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Counting sessions: their lifecycle (session.c), their file (session_fd.c)
+ * and what CPU hotplug and suspend do to them (hotplug.c).
+ */
+#ifndef ARCHPMU_SESSION_SESSION_H
+#define ARCHPMU_SESSION_SESSION_H
+
+#include <linux/fs.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+
+#include "../count/count.h"
+
+struct archpmu_session {
+	struct list_head node;	/* on archpmu_sessions, under archpmu_own_lock */
+	struct mutex lock;	/* serialises the commands on the session's file */
+	struct archpmu_holder holder;
+	struct archpmu_event ev[ARCHPMU_MAX_EVENTS];
+	struct archpmu_claims cl;
+	struct archpmu_count count;
+};
+
+/* Every live session; under archpmu_own_lock. */
+extern struct list_head archpmu_sessions;
+
+/*
+ * COUNT_OPEN: create, check and program a session, all or nothing, and
+ * write the outcome back. With ARCHPMU_COUNT_OPEN_FD the result is the new
+ * file descriptor; otherwise 0, and the session's file goes to *@legacy
+ * (-EALREADY if one is there already).
+ */
+long archpmu_session_open(struct archpmu_count_open *cmd, void __user *ubuf,
+			  u32 user_size, struct file **legacy);
+void archpmu_session_destroy(struct archpmu_session *s);
+
+/* session_fd.c */
+extern const struct file_operations archpmu_session_fops;
+struct archpmu_ucmd;
+/* A session command (START, STOP, RESET, READ) copied in, ucmd->ctx the session. */
+int archpmu_session_cmd(struct archpmu_ucmd *ucmd);
+/* The checks a session command makes before it needs a session. */
+int archpmu_session_cmd_check(unsigned int cmd, const void *cmd_buf);
+
+/* hotplug.c */
+int archpmu_session_hotplug_init(void);
+void archpmu_session_hotplug_exit(void);
+
+#endif /* ARCHPMU_SESSION_SESSION_H */

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A session's file: its own ioctl table (COUNT_START, STOP, RESET, READ),
+ * and its release, which destroys the session. It is the descriptor
+ * COUNT_OPEN returns with ARCHPMU_COUNT_OPEN_FD, and the file a
+ * /dev/archpmu file holds for a session opened without it.
+ */
+#include <linux/fs.h>
+#include <linux/module.h>
+
+#include "../ucmd.h"
+#include "session.h"
+
+int archpmu_session_cmd_check(unsigned int cmd, const void *cmd_buf)
+{
+	const struct archpmu_count_read *rd = cmd_buf;
+	const struct archpmu_count_ctl *ctl = cmd_buf;
+
+	if (cmd == ARCHPMU_IOC_COUNT_READ)
+		return rd->flags || rd->__reserved0 ? -EINVAL : 0;
+	return ctl->flags ? -EINVAL : 0;
+}
+
+static int session_ctl(struct archpmu_ucmd *ucmd)
+{
+	struct archpmu_session *s = ucmd->ctx;
+	int ret = archpmu_session_cmd_check(ucmd->ioctl, ucmd->cmd);
+
+	if (ret)
+		return ret;
+	mutex_lock(&s->lock);
+	ret = archpmu_count_ctl(&s->count, ucmd->ioctl);
+	mutex_unlock(&s->lock);
+	return ret;
+}
+
+static int session_read(struct archpmu_ucmd *ucmd)
+{
+	struct archpmu_session *s = ucmd->ctx;
+	struct archpmu_count_read *rd = ucmd->cmd;
+	int ret = archpmu_session_cmd_check(ucmd->ioctl, rd);
+
+	if (ret)
+		return ret;
+	mutex_lock(&s->lock);
+	ret = archpmu_count_read(&s->count, rd);
+	mutex_unlock(&s->lock);
+	if ((!ret || ret == -ENOSPC) && archpmu_ucmd_respond(ucmd, sizeof(*rd)))
+		ret = -EFAULT;
+	return ret;
+}
+
+static const struct archpmu_ioctl_op session_ioctl_ops[] = {
+	ARCHPMU_IOCTL_OP(COUNT_START, session_ctl, struct archpmu_count_ctl, flags),
+	ARCHPMU_IOCTL_OP(COUNT_STOP, session_ctl, struct archpmu_count_ctl, flags),
+	ARCHPMU_IOCTL_OP(COUNT_RESET, session_ctl, struct archpmu_count_ctl, flags),
+	ARCHPMU_IOCTL_OP(COUNT_READ, session_read, struct archpmu_count_read,
+			 timestamp_ns),
+};
+
+int archpmu_session_cmd(struct archpmu_ucmd *ucmd)
+{
+	return ucmd->ioctl == ARCHPMU_IOC_COUNT_READ ? session_read(ucmd) : session_ctl(ucmd);
+}
+
+static long session_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	return archpmu_ucmd_dispatch(session_ioctl_ops, ARRAY_SIZE(session_ioctl_ops),
+				     file->private_data, cmd, arg);
+}
+
+static int session_release(struct inode *inode, struct file *file)
+{
+	/* NULL when a failed COUNT_OPEN destroyed the session itself. */
+	if (file->private_data)
+		archpmu_session_destroy(file->private_data);
+	return 0;
+}
+
+const struct file_operations archpmu_session_fops = {
+	.owner = THIS_MODULE,
+	.release = session_release,
+	.unlocked_ioctl = session_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
