@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
-// archpmu_bench: what batching buys, measured in one run (as root, module loaded,
-// msr module loaded for the comparison):
-//  (a) cross-calls and wall time to program K counters on all CPUs: archpmu's one
-//      cross-call per CPU vs. the naive one cross-call per register (the module's
-//      debugfs switch, the wrmsr_on_cpu() way);
-//  (b) one snapshot of all counters on all CPUs: ARCHPMU_IOC_COUNT_READ vs. pread
-//      of the same registers through /dev/cpu/N/msr (LIKWID's and PCM's path) vs. a
-//      null ioctl;
+// archpmu_bench: what batching and parallel cross-call rounds buy, measured in one
+// run (as root, module loaded, msr module loaded for the comparison):
+//  (a) programming K counters on every CPU (open + start) in the module's three
+//      cross-call modes (debugfs cross_call_mode): parallel, one round of cross-calls
+//      for all CPUs per step; serial, one cross-call per CPU after another; naive,
+//      one cross-call per MSR access, the wrmsr_on_cpu() way. Also parallel with
+//      ARCHPMU_COUNT_OPEN_START, which folds the start into the programming.
+//  (b) one snapshot of every counter on every CPU: COUNT_READ (parallel, serial) vs.
+//      pread of the same registers through /dev/cpu/N/msr (LIKWID's and PCM's path)
+//      vs. a null ioctl;
 //  (c) the same for the local CPU only.
-// Prints a table; the figures are medians over many runs.
+// Prints a Markdown table (medians over many runs) and each goal's ratio.
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -48,26 +50,47 @@ double median_us(int runs, const std::function<void()>& fn)
     return t[t.size() / 2];
 }
 
-std::uint64_t cross_calls()
+std::uint64_t debugfs_value(const char* name)
 {
-    std::ifstream in(std::string(kDebugfs) + "cross_calls");
+    std::ifstream in(std::string(kDebugfs) + name);
     std::uint64_t v = 0;
     in >> v;
     return v;
 }
 
-void set_naive(bool on)
+enum class Mode { parallel = 0, serial = 1, naive = 2 };
+
+void set_mode(Mode mode)
 {
-    std::ofstream out(std::string(kDebugfs) + "naive_cross_calls");
-    out << (on ? "1" : "0");
+    std::ofstream out(std::string(kDebugfs) + "cross_call_mode");
+    out << static_cast<int>(mode);
 }
 
-void row(const char* what, const char* how, double calls, double us)
+// Cross-calls (CPUs reached) and rounds that fn made, and its median time.
+struct Figure {
+    double calls = 0;
+    double rounds = 0;
+    double us = 0;
+};
+
+Figure measure(int runs, const std::function<void()>& fn)
 {
-    if (calls < 0)
-        std::printf("| %-44s | %-34s | %11s | %10.1f |\n", what, how, "-", us);
+    Figure f;
+    const std::uint64_t calls = debugfs_value("cross_calls");
+    const std::uint64_t rounds = debugfs_value("cross_call_rounds");
+    f.us = median_us(runs, fn);
+    f.calls = static_cast<double>(debugfs_value("cross_calls") - calls) / runs;
+    f.rounds = static_cast<double>(debugfs_value("cross_call_rounds") - rounds) / runs;
+    return f;
+}
+
+void row(const std::string& what, const char* how, const Figure& f, bool counted = true)
+{
+    if (counted)
+        std::printf("| %-42s | %-40s | %6.0f | %6.0f | %9.1f |\n", what.c_str(), how, f.calls,
+                    f.rounds, f.us);
     else
-        std::printf("| %-44s | %-34s | %11.0f | %10.1f |\n", what, how, calls, us);
+        std::printf("| %-42s | %-40s | %6s | %6s | %9.1f |\n", what.c_str(), how, "-", "-", f.us);
 }
 
 // The K counters' events: fixed counters first, then GP counters.
@@ -113,6 +136,12 @@ double null_ioctl_us(int fd)
     return median_us(kRuns * 10, [&] { (void)::ioctl(fd, _IO(ARCHPMU_IOC_TYPE, 0x7f), nullptr); });
 }
 
+void goal(const char* what, double ratio, double target)
+{
+    std::printf("goal: %-58s %7.1fx (goal %.1fx%s)\n", what, ratio, target,
+                ratio >= target ? ", met" : ", not met");
+}
+
 }  // namespace
 
 int main()
@@ -125,33 +154,49 @@ int main()
             all.push_back(c.cpu);
         std::printf("archpmu_bench: %zu CPUs, backend %s\n\n", all.size(),
                     dev.info().backend == archpmu::Backend::hw ? "hw" : "model");
-        std::printf("| %-44s | %-34s | %11s | %10s |\n", "operation", "method", "cross-calls",
-                    "median us");
-        std::printf("|%s|%s|%s|%s|\n", std::string(46, '-').c_str(), std::string(36, '-').c_str(),
-                    std::string(13, '-').c_str(), std::string(12, '-').c_str());
+        std::printf("| %-42s | %-40s | %6s | %6s | %9s |\n", "operation", "method", "calls",
+                    "rounds", "median us");
+        std::printf("|%s|%s|%s|%s|%s|\n", std::string(44, '-').c_str(),
+                    std::string(42, '-').c_str(), std::string(8, '-').c_str(),
+                    std::string(8, '-').c_str(), std::string(11, '-').c_str());
 
         // (a) programming K counters on every CPU: open + start.
+        struct ModeRow {
+            Mode mode;
+            archpmu::Session::Start start;
+            const char* how;
+        };
+        const ModeRow modes[] = {
+            {Mode::parallel, archpmu::Session::Start::later, "parallel: one round per step"},
+            {Mode::parallel, archpmu::Session::Start::now, "parallel, started by the open"},
+            {Mode::serial, archpmu::Session::Start::later, "serial: one cross-call per CPU"},
+            {Mode::naive, archpmu::Session::Start::later, "naive: one cross-call per MSR"},
+        };
+        std::vector<std::pair<unsigned, double>> a_ratio;
         for (unsigned k : {1u, 4u, 7u}) {
-            for (bool naive : {false, true}) {
-                set_naive(naive);
-                std::uint64_t calls = 0;
-                const double us = median_us(kRuns / 4, [&] {
-                    const std::uint64_t before = cross_calls();
-                    archpmu::Session s(archpmu::kDefaultDevicePath, k_events(k));
-                    s.start();
-                    calls = cross_calls() - before;
+            double parallel_us = 0, naive_us = 0;
+            for (const auto& m : modes) {
+                set_mode(m.mode);
+                const Figure f = measure(kRuns / 4, [&] {
+                    archpmu::Session s(archpmu::kDefaultDevicePath, k_events(k), {}, m.start);
+                    if (m.start == archpmu::Session::Start::later)
+                        s.start();
+                    // The release at the end of the scope is timed too.
                 });
-                const std::string what =
-                    "(a) program " + std::to_string(k) + " counters on all CPUs";
-                row(what.c_str(),
-                    naive ? "one cross-call per MSR (naive)" : "archpmu: one cross-call per CPU",
-                    static_cast<double>(calls), us);
+                if (m.mode == Mode::parallel && m.start == archpmu::Session::Start::later)
+                    parallel_us = f.us;
+                if (m.mode == Mode::naive)
+                    naive_us = f.us;
+                row("(a) " + std::to_string(k) + " counters on all CPUs: open, start, close", m.how,
+                    f);
             }
+            a_ratio.emplace_back(k, naive_us / parallel_us);
         }
-        set_naive(false);
+        set_mode(Mode::parallel);
 
         // (b) and (c): snapshots.
         const archpmu::UniqueFd null_fd(::open(archpmu::kDefaultDevicePath, O_RDWR));
+        double b_ratio = 0, c_ratio = 0;
         for (bool local : {false, true}) {
             if (local) {
                 cpu_set_t set;
@@ -161,23 +206,49 @@ int main()
             }
             const std::vector<std::uint32_t> cpus = local ? std::vector<std::uint32_t>{0} : all;
             archpmu::Session s(archpmu::kDefaultDevicePath, k_events(7),
-                               local ? cpus : std::vector<std::uint32_t>{});
-            s.start();
-            const std::uint64_t before = cross_calls();
-            const double read_us = median_us(kRuns, [&] { (void)s.read(); });
-            const double calls =
-                static_cast<double>(cross_calls() - before) / static_cast<double>(kRuns);
-            const char* what = local ? "(c) snapshot of 7 counters, local CPU"
-                                     : "(b) snapshot of 7 counters on all CPUs";
-            row(what, "archpmu: one COUNT_READ ioctl", calls, read_us);
-            const double msr_us = msr_driver_snapshot_us(cpus, counter_msrs(s));
+                               local ? cpus : std::vector<std::uint32_t>{},
+                               archpmu::Session::Start::now);
+            const std::string what = local ? "(c) snapshot of 7 counters, local CPU"
+                                           : "(b) snapshot of 7 counters on all CPUs";
+            double parallel_us = 0;
+            for (Mode mode : {Mode::parallel, Mode::serial}) {
+                if (local && mode == Mode::serial)
+                    continue;  // one CPU: the same call
+                set_mode(mode);
+                const Figure f = measure(kRuns, [&] { (void)s.read(); });
+                if (mode == Mode::parallel)
+                    parallel_us = f.us;
+                row(what, mode == Mode::parallel ? "COUNT_READ, parallel" : "COUNT_READ, serial",
+                    f);
+            }
+            set_mode(Mode::parallel);
+            const auto msrs = counter_msrs(s);
+            const double msr_us = msr_driver_snapshot_us(cpus, msrs);
+            Figure msr;
+            msr.us = msr_us;
+            msr.calls = static_cast<double>(cpus.size() * msrs.size());
+            msr.rounds = msr.calls;
             if (msr_us >= 0)
-                row(what, "/dev/cpu/N/msr, one pread per MSR",
-                    static_cast<double>(cpus.size() * counter_msrs(s).size()), msr_us);
+                row(what, "/dev/cpu/N/msr, one pread per MSR", msr);
             else
-                row(what, "/dev/cpu/N/msr (modprobe msr first)", -1, 0);
-            row(what, "null ioctl (the syscall floor)", 0, null_ioctl_us(null_fd.get()));
+                row(what, "/dev/cpu/N/msr (modprobe msr first)", msr, false);
+            Figure null;
+            null.us = null_ioctl_us(null_fd.get());
+            row(what, "null ioctl (the syscall floor)", null);
+            if (local)
+                c_ratio = parallel_us / null.us;
+            else if (msr_us > 0)
+                b_ratio = msr_us / parallel_us;
         }
+        std::printf("\n");
+        for (const auto& [k, ratio] : a_ratio) {
+            const std::string what =
+                "(a) " + std::to_string(k) + " counters: naive time / parallel";
+            goal(what.c_str(), ratio, k);
+        }
+        goal("(b) /dev/cpu/N/msr time / COUNT_READ", b_ratio, 20);
+        std::printf("goal: %-58s %7.1fx (goal: within 1.5x on hardware)\n",
+                    "(c) local COUNT_READ / null ioctl", c_ratio);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "archpmu_bench: %s\n", e.what());
         return 1;

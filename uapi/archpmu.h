@@ -41,6 +41,7 @@
 #define ARCHPMU_CAP_COUNT	0x8ULL	/* ARCHPMU_IOC_COUNT_* */
 #define ARCHPMU_CAP_MODEL_INJECT 0x10ULL /* ARCHPMU_IOC_MODEL_INJECT (model backend only) */
 #define ARCHPMU_CAP_SESSION_FD	0x20ULL	/* ARCHPMU_COUNT_OPEN_FD: a session is its own file */
+#define ARCHPMU_CAP_OPEN_START	0x40ULL	/* ARCHPMU_COUNT_OPEN_START */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -198,9 +199,12 @@ struct archpmu_model_msr {
  * Counting. COUNT_OPEN describes a set of events and a set of CPUs,
  * validates every event against every CPU's enumeration, allocates counters
  * and programs them (stopped), all or nothing. COUNT_START/STOP/RESET act on
- * every CPU of the session (one cross-call per CPU); COUNT_READ returns
- * every event on every CPU as 64-bit counts in one call. Needs CAP_PERFMON
- * or CAP_SYS_ADMIN.
+ * every CPU of the session; COUNT_READ returns
+ * every event on every CPU as 64-bit counts in one call. Each operation
+ * reaches all of the session's CPUs in one round of cross-calls: opening
+ * takes two (read every CPU's PMU, then program), one with
+ * ARCHPMU_COUNT_OPEN_START, which opens the session started. Needs
+ * CAP_PERFMON or CAP_SYS_ADMIN.
  *
  * The session is a file of its own with ARCHPMU_COUNT_OPEN_FD (capability
  * ARCHPMU_CAP_SESSION_FD): COUNT_OPEN then returns a new file descriptor
@@ -261,6 +265,7 @@ struct archpmu_model_msr {
 
 /* archpmu_count_open.flags */
 #define ARCHPMU_COUNT_OPEN_FD	0x001U	/* return the session as a new file descriptor */
+#define ARCHPMU_COUNT_OPEN_START 0x002U	/* program the counters started (as COUNT_START) */
 
 #define ARCHPMU_EVENT_GP_ONLY	0x001U	/* never a fixed counter */
 #define ARCHPMU_EVENT_PIN	0x002U	/* exactly the counter in .counter */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Counting. Hardware counts are folded into 64-bit totals on every read and
- * by a periodic fold, so they never wrap; each CPU's fold is one batch in
- * one cross-call. Time enabled runs while the session is started; time
+ * by a periodic fold, so they never wrap; a fold of every CPU is one round
+ * of cross-calls, a batch per CPU. Time enabled runs while the session is started; time
  * running while its counters are also on the CPU (not while it is offline).
  *
  * Locking: cpus_read_lock(), then archpmu_own_lock. User memory is never
@@ -31,54 +31,97 @@ static void fold(struct archpmu_hw_event *hw, u64 raw, u64 width_mask)
 }
 
 /*
- * Fold @c's counters into the totals; also start or stop them first when
- * @change (to enabled if @enable). The reads follow the state change in the
- * same cross-call.
+ * Add to @c's batch the ops that fold its counters; also start or stop them
+ * first when @change (to enabled if @enable). The reads follow the state
+ * change in the same cross-call.
  */
-static int claim_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool change,
-		      bool enable)
+static void build_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool change,
+		       bool enable)
 {
-	u64 raw[ARCHPMU_MAX_EVENTS];
-	struct archpmu_batch *b = cl->batch;
+	struct archpmu_batch *b = &c->batch;
 	unsigned int i;
-	int ret;
 
-	lockdep_assert_held(&archpmu_own_lock);
-	if (!c->programmed)
-		return 0;
 	archpmu_batch_init(b, NULL, NULL, NULL);
 	if (change)
 		archpmu_claim_add_enable(cl, c, enable);
 	for (i = 0; i < cl->nr_events; i++)
 		archpmu_batch_read(b, archpmu_claim_counter_msr(c, c->hw[i].counter, false),
-				   &raw[i]);
+				   &c->raw[i]);
 	c->ops->ack(b, c->used);
-	ret = archpmu_batch_run(c->cpu, b);
-	if (!ret)
-		for (i = 0; i < cl->nr_events; i++)
-			fold(&c->hw[i], raw[i],
-			     archpmu_claim_width_mask(c, c->hw[i].counter));
+}
+
+static void fold_claim(struct archpmu_claims *cl, struct archpmu_claim *c)
+{
+	unsigned int i;
+
+	if (c->batch.err)
+		return;
+	for (i = 0; i < cl->nr_events; i++)
+		fold(&c->hw[i], c->raw[i], archpmu_claim_width_mask(c, c->hw[i].counter));
+}
+
+/* Fold every programmed claim (changing its state first if @change), in one round. */
+static int claims_read(struct archpmu_claims *cl, bool change, bool enable)
+{
+	unsigned int i;
+	int ret;
+
+	lockdep_assert_held(&archpmu_own_lock);
+	archpmu_claims_round_begin(cl);
+	for (i = 0; i < cl->nr_cpus; i++) {
+		struct archpmu_claim *c = &cl->cpus[i];
+
+		if (!c->programmed)
+			continue;
+		build_read(cl, c, change, enable);
+		archpmu_claims_round_add(cl, c);
+	}
+	ret = archpmu_claims_round_run(cl);
+	for (i = 0; i < cl->nr_cpus; i++)
+		if (cl->cpus[i].programmed)
+			fold_claim(cl, &cl->cpus[i]);
 	return ret;
 }
 
-static int claim_zero(struct archpmu_claims *cl, struct archpmu_claim *c)
+/* The same for one claim (hotplug, suspend). */
+static int claim_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool change,
+		      bool enable)
 {
-	struct archpmu_batch *b = cl->batch;
-	unsigned int i;
-	int ret = 0;
+	int ret;
 
-	if (c->programmed) {
-		archpmu_batch_init(b, NULL, NULL, NULL);
-		for (i = 0; i < cl->nr_events; i++)
-			archpmu_batch_write(b, archpmu_claim_counter_msr(c, c->hw[i].counter,
-									 true), 0);
-		ret = archpmu_batch_run(c->cpu, b);
-	}
-	for (i = 0; i < cl->nr_events; i++) {
-		c->hw[i].prev = 0;
-		c->hw[i].total = 0;
-	}
+	lockdep_assert_held(&archpmu_own_lock);
+	if (!c->programmed)
+		return 0;
+	build_read(cl, c, change, enable);
+	ret = archpmu_batch_run(c->cpu, &c->batch);
+	fold_claim(cl, c);
 	return ret;
+}
+
+/* Zero every claim's counts, and the programmed ones' counters in one round. */
+static int claims_zero(struct archpmu_claims *cl)
+{
+	unsigned int i, e;
+
+	archpmu_claims_round_begin(cl);
+	for (i = 0; i < cl->nr_cpus; i++) {
+		struct archpmu_claim *c = &cl->cpus[i];
+
+		for (e = 0; e < cl->nr_events; e++) {
+			c->hw[e].prev = 0;
+			c->hw[e].total = 0;
+		}
+		if (!c->programmed)
+			continue;
+		archpmu_batch_init(&c->batch, NULL, NULL, NULL);
+		for (e = 0; e < cl->nr_events; e++) {
+			u32 msr = archpmu_claim_counter_msr(c, c->hw[e].counter, true);
+
+			archpmu_batch_write(&c->batch, msr, 0);
+		}
+		archpmu_claims_round_add(cl, c);
+	}
+	return archpmu_claims_round_run(cl);
 }
 
 static void times_stop(struct archpmu_claim *c, u64 now)
@@ -106,16 +149,17 @@ static unsigned long fold_period(const struct archpmu_claims *cl)
 	return msecs_to_jiffies(max_t(u64, ms, FOLD_MIN_MS));
 }
 
+atomic64_t archpmu_fold_rounds = ATOMIC64_INIT(0);
+
 static void fold_work_fn(struct work_struct *work)
 {
 	struct archpmu_count *ct =
 		container_of(to_delayed_work(work), struct archpmu_count, fold_work);
-	unsigned int i;
 
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
-	for (i = 0; i < ct->cl->nr_cpus; i++)
-		claim_read(ct->cl, &ct->cl->cpus[i], false, false);
+	atomic64_inc(&archpmu_fold_rounds);
+	claims_read(ct->cl, false, false);
 	if (ct->running)
 		schedule_delayed_work(&ct->fold_work, ct->fold_period);
 	mutex_unlock(&archpmu_own_lock);
@@ -149,46 +193,50 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 	struct archpmu_claims *cl = ct->cl;
 	u64 now = ktime_get_ns();
 	unsigned int i;
-	int ret = 0, err;
+	int ret = 0;
 
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
-	for (i = 0; i < cl->nr_cpus; i++) {
-		struct archpmu_claim *c = &cl->cpus[i];
-
-		err = 0;
-		switch (cmd) {
-		case ARCHPMU_IOC_COUNT_START:
-			if (ct->running)
-				break;
-			err = claim_read(cl, c, true, true);
-			c->times.since = now;
+	switch (cmd) {
+	case ARCHPMU_IOC_COUNT_START:
+		if (ct->running)
 			break;
-		case ARCHPMU_IOC_COUNT_STOP:
-			if (!ct->running)
-				break;
-			err = claim_read(cl, c, true, false);
-			times_stop(c, now);
+		ret = claims_read(cl, true, true);
+		archpmu_count_started(ct, now);
+		break;
+	case ARCHPMU_IOC_COUNT_STOP:
+		if (!ct->running)
 			break;
-		default:	/* ARCHPMU_IOC_COUNT_RESET */
-			err = claim_zero(cl, c);
-			c->times.enabled_ns = 0;
-			c->times.running_ns = 0;
-			c->times.since = now;
-			break;
-		}
-		if (!ret)
-			ret = err;
-	}
-	if (cmd == ARCHPMU_IOC_COUNT_START && !ct->running) {
-		ct->running = true;
-		schedule_delayed_work(&ct->fold_work, ct->fold_period);
-	} else if (cmd == ARCHPMU_IOC_COUNT_STOP) {
+		ret = claims_read(cl, true, false);
+		for (i = 0; i < cl->nr_cpus; i++)
+			times_stop(&cl->cpus[i], now);
 		ct->running = false;
+		/* Not _sync: a fold already running waits for our lock. */
+		cancel_delayed_work(&ct->fold_work);
+		break;
+	default:	/* ARCHPMU_IOC_COUNT_RESET */
+		ret = claims_zero(cl);
+		for (i = 0; i < cl->nr_cpus; i++) {
+			cl->cpus[i].times.enabled_ns = 0;
+			cl->cpus[i].times.running_ns = 0;
+			cl->cpus[i].times.since = now;
+		}
+		break;
 	}
 	mutex_unlock(&archpmu_own_lock);
 	cpus_read_unlock();
 	return ret;
+}
+
+void archpmu_count_started(struct archpmu_count *ct, u64 now)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&archpmu_own_lock);
+	for (i = 0; i < ct->cl->nr_cpus; i++)
+		ct->cl->cpus[i].times.since = now;
+	ct->running = true;
+	schedule_delayed_work(&ct->fold_work, ct->fold_period);
 }
 
 int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
@@ -199,7 +247,7 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 	struct archpmu_count_value *vals = ct->vals;
 	unsigned int i, e, n = 0;
 	u64 now;
-	int ret = 0;
+	int ret;
 
 	if (cmd->nr_values < needed) {
 		cmd->nr_values = needed;
@@ -209,13 +257,11 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
 	now = ktime_get_ns();
+	ret = claims_read(cl, false, false);
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
 		u64 enabled = c->times.enabled_ns, running = c->times.running_ns;
-		int err = claim_read(cl, c, false, false);
 
-		if (!ret)
-			ret = err;
 		if (ct->running) {
 			enabled += now - c->times.since;
 			if (c->programmed)

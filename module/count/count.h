@@ -21,12 +21,17 @@ struct archpmu_count {
 
 /* Once, when the session is allocated; then setup() once its CPUs are known. */
 void archpmu_count_init(struct archpmu_count *ct);
+/* Periodic folds so far (each one round; for the tests, dev/debugfs.c). */
+extern atomic64_t archpmu_fold_rounds;
+
 int archpmu_count_setup(struct archpmu_count *ct, struct archpmu_claims *cl);
 /* After the claims are released: no fold runs any more. */
 void archpmu_count_teardown(struct archpmu_count *ct);
 
 /* ARCHPMU_IOC_COUNT_START, _STOP, _RESET: take the locks themselves. */
 int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd);
+/* Under archpmu_own_lock: the claims were programmed started at @now. */
+void archpmu_count_started(struct archpmu_count *ct, u64 now);
 /* ARCHPMU_IOC_COUNT_READ: copies the values out after dropping the locks. */
 int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd);
 

@@ -29,7 +29,7 @@ struct archpmu_dev_file {
 u64 archpmu_capabilities(void)
 {
 	u64 caps = ARCHPMU_CAP_INFO | ARCHPMU_CAP_CPU_INFO | ARCHPMU_CAP_COUNT |
-		   ARCHPMU_CAP_SESSION_FD;
+		   ARCHPMU_CAP_SESSION_FD | ARCHPMU_CAP_OPEN_START;
 
 	if (archpmu_backend->id == ARCHPMU_BACKEND_MODEL)
 		caps |= ARCHPMU_CAP_MODEL_MSR | ARCHPMU_CAP_MODEL_INJECT;

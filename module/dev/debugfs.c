@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * debugfs, for the benchmark (bench/) only; not an ABI:
- *   /sys/kernel/debug/archpmu/cross_calls        cross-calls made so far
- *   /sys/kernel/debug/archpmu/naive_cross_calls  1: one cross-call per MSR
- *       access, as the msr driver's wrmsr_on_cpu() would do (root only)
+ *   /sys/kernel/debug/archpmu/cross_calls        CPUs reached by cross-calls
+ *   /sys/kernel/debug/archpmu/cross_call_rounds  rounds of them: a parallel
+ *       round over N CPUs counts N cross-calls and one round
+ *   /sys/kernel/debug/archpmu/fold_rounds        of those, the periodic folds
+ *       of started sessions (so that tests can count an operation's own)
+ *   /sys/kernel/debug/archpmu/cross_call_mode    how an operation reaches its
+ *       CPUs (root only): 0 parallel, one round for all CPUs (the default);
+ *       1 serial, one cross-call per CPU after another; 2 naive, one
+ *       cross-call per MSR access, as the msr driver's wrmsr_on_cpu() would do
  *   /sys/kernel/debug/archpmu/fail_cpu_online/   fault injection on the CPU-
  *       online path (kernels with CONFIG_FAULT_INJECTION_DEBUG_FS; tests)
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 
+#include "../count/count.h"
 #include "../pmu/pmu.h"
 #include "dev.h"
 
@@ -22,13 +29,47 @@ static int cross_calls_get(void *data, u64 *val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(cross_calls_fops, cross_calls_get, NULL, "%llu\n");
 
+static int cross_call_rounds_get(void *data, u64 *val)
+{
+	*val = atomic64_read(&archpmu_cross_call_rounds);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(cross_call_rounds_fops, cross_call_rounds_get, NULL, "%llu\n");
+
+static int fold_rounds_get(void *data, u64 *val)
+{
+	*val = atomic64_read(&archpmu_fold_rounds);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(fold_rounds_fops, fold_rounds_get, NULL, "%llu\n");
+
+static int cross_call_mode_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(archpmu_cross_call_mode);
+	return 0;
+}
+
+static int cross_call_mode_set(void *data, u64 val)
+{
+	if (val > ARCHPMU_CROSS_CALL_NAIVE)
+		return -EINVAL;
+	WRITE_ONCE(archpmu_cross_call_mode, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(cross_call_mode_fops, cross_call_mode_get, cross_call_mode_set,
+			 "%llu\n");
+
 void archpmu_debugfs_init(void)
 {
 	archpmu_debugfs_dir = debugfs_create_dir("archpmu", NULL);
 	debugfs_create_file_unsafe("cross_calls", 0400, archpmu_debugfs_dir, NULL,
 				   &cross_calls_fops);
-	debugfs_create_bool("naive_cross_calls", 0600, archpmu_debugfs_dir,
-			    &archpmu_naive_cross_calls);
+	debugfs_create_file_unsafe("cross_call_rounds", 0400, archpmu_debugfs_dir, NULL,
+				   &cross_call_rounds_fops);
+	debugfs_create_file_unsafe("cross_call_mode", 0600, archpmu_debugfs_dir, NULL,
+				   &cross_call_mode_fops);
+	debugfs_create_file_unsafe("fold_rounds", 0400, archpmu_debugfs_dir, NULL,
+				   &fold_rounds_fops);
 	archpmu_sysfs_debugfs_init(archpmu_debugfs_dir);
 }
 

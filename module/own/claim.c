@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Taking counters from the PMU and putting them back, one CPU at a time,
- * each step one batch in one cross-call. A claim first reads what the PMU
- * holds in the counters it will use (and refuses counters another agent is
- * using), then programs them from zero; the context's live view names the
- * claim only once everything is programmed (archpmu_ctx_claim_local). The
- * release clears the live view first, then puts back what the claim read.
+ * Taking counters from the PMU and putting them back: each step is a batch
+ * per CPU, and all CPUs run theirs in one round of cross-calls (one CPU
+ * alone for hotplug). A claim first reads what the PMU holds in the
+ * counters it will use (and refuses counters another agent is using), then
+ * programs them from zero; the context's live view names the claim only
+ * once everything is programmed (archpmu_ctx_claim_local). The release
+ * clears the live view first, then puts back what the claim read.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpumask.h>
 #include <linux/lockdep.h>
 #include <linux/printk.h>
+#include <linux/string.h>
 
 #include "own.h"
 
@@ -145,15 +148,68 @@ static u64 agent_busy(const struct archpmu_claim *c)
 	return busy;
 }
 
-/* Read what the PMU holds in our counters; refuse counters in use (c->agent_busy). */
-int archpmu_claim_save(struct archpmu_claims *cl, struct archpmu_claim *c)
+/* --- rounds over every claim -------------------------------------------- */
+
+/* The claim on @cpu: claims are in ascending CPU order. */
+static struct archpmu_batch *claim_batch_of(struct archpmu_round *r, unsigned int cpu)
+{
+	struct archpmu_claims *cl = r->arg;
+	unsigned int lo = 0, hi = cl->nr_cpus, mid;
+
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (cl->cpus[mid].cpu <= cpu)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (WARN_ON_ONCE(!cl->nr_cpus || cl->cpus[lo].cpu != cpu))
+		return NULL;
+	return &cl->cpus[lo].batch;
+}
+
+int archpmu_claims_init(struct archpmu_claims *cl)
+{
+	if (!zalloc_cpumask_var(&cl->mask, GFP_KERNEL))
+		return -ENOMEM;
+	cl->round.mask = cl->mask;
+	cl->round.batch_of = claim_batch_of;
+	cl->round.arg = cl;
+	return 0;
+}
+
+void archpmu_claims_free(struct archpmu_claims *cl)
+{
+	free_cpumask_var(cl->mask);
+}
+
+void archpmu_claims_round_begin(struct archpmu_claims *cl)
+{
+	cpumask_clear(cl->mask);
+}
+
+struct archpmu_batch *archpmu_claims_round_add(struct archpmu_claims *cl,
+					       struct archpmu_claim *c)
+{
+	cpumask_set_cpu(c->cpu, cl->mask);
+	return &c->batch;
+}
+
+int archpmu_claims_round_run(struct archpmu_claims *cl)
+{
+	lockdep_assert_held(&archpmu_own_lock);
+	return archpmu_round_run(&cl->round);
+}
+
+/* --- the steps, as batches ------------------------------------------------- */
+
+/* Read what the PMU holds in our counters. */
+static void build_save(struct archpmu_claim *c)
 {
 	struct archpmu_pmu_saved *sv = &c->saved;
-	struct archpmu_batch *b = cl->batch;
-	int ret;
+	struct archpmu_batch *b = &c->batch;
 	u32 i;
 
-	lockdep_assert_held(&archpmu_own_lock);
 	memset(sv, 0, sizeof(*sv));
 	archpmu_batch_init(b, NULL, NULL, NULL);
 	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
@@ -167,26 +223,25 @@ int archpmu_claim_save(struct archpmu_claims *cl, struct archpmu_claim *c)
 			archpmu_batch_read(b, ARCHPMU_MSR_FIXED_CTR0 + i, &sv->fixed[i]);
 	c->ops->save_global(b, sv);
 	c->agent_busy = 0;
-	ret = archpmu_batch_run(c->cpu, b);
-	if (ret) {
-		pr_err("CPU %u: reading the PMU failed (%d)\n", c->cpu, ret);
-		return ret;
+}
+
+/* What the save found: 0, or -EBUSY with c->agent_busy the counters in use. */
+static int saved(struct archpmu_claim *c)
+{
+	if (c->batch.err) {
+		pr_err("CPU %u: reading the PMU failed (%d)\n", c->cpu, c->batch.err);
+		return c->batch.err;
 	}
 	c->agent_busy = agent_busy(c);
 	return c->agent_busy ? -EBUSY : 0;
 }
 
-/*
- * Program our counters from zero; counting if @start. A failure part-way
- * puts back everything save() read, so the CPU is left as found.
- */
-int archpmu_claim_program(struct archpmu_claims *cl, struct archpmu_claim *c, bool start)
+/* Program our counters from zero; counting if @start. */
+static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bool start)
 {
-	struct archpmu_batch *b = cl->batch;
+	struct archpmu_batch *b = &c->batch;
 	unsigned int i;
-	int ret;
 
-	lockdep_assert_held(&archpmu_own_lock);
 	c->change.used = c->used;
 	c->change.hw = c->hw;
 	c->change.nr = cl->nr_events;
@@ -207,53 +262,17 @@ int archpmu_claim_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 	c->ops->ack(b, c->used);
 	if (start)
 		c->ops->enable(b, c->used);
-	ret = archpmu_batch_run(c->cpu, b);
-	c->programmed = true;	/* if only in part: restore() undoes it */
-	if (ret) {
-		pr_err("CPU %u: programming the counters failed (%d); the PMU is put back as it was\n",
-		       c->cpu, ret);
-		archpmu_claim_restore(cl, c);
-	}
-	return ret;
-}
-
-/*
- * Start or stop our counters. Each is gated by its own enable (EN, or its
- * nibble of IA32_FIXED_CTR_CTRL) and on v2+ by its GLOBAL_CTRL bit as well:
- * an agent that rewrites GLOBAL_CTRL wholesale, as perf does, then neither
- * starts a stopped session nor keeps a running one stopped once it enables
- * again.
- */
-void archpmu_claim_add_enable(struct archpmu_claims *cl, struct archpmu_claim *c,
-			      bool enable)
-{
-	struct archpmu_batch *b = cl->batch;
-	unsigned int i;
-
-	if (!enable)
-		c->ops->disable(b, c->used);
-	for (i = 0; i < cl->nr_events; i++)
-		if (!is_fixed(c->hw[i].counter))
-			archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + c->hw[i].counter,
-					    evtsel_image(cl->ev[i].config, enable));
-	if (used_fixed(c))
-		archpmu_batch_modify(b, ARCHPMU_MSR_FIXED_CTR_CTRL,
-				     enable ? fixed_ctrl_value(cl, c) : 0, fixed_ctrl_mask(c));
-	if (enable)
-		c->ops->enable(b, c->used);
+	/* If only in part: the restore undoes it. */
+	c->programmed = true;
 }
 
 /* Put back what the PMU held before the claim; every op runs. */
-int archpmu_claim_restore(struct archpmu_claims *cl, struct archpmu_claim *c)
+static void build_restore(struct archpmu_claim *c)
 {
 	const struct archpmu_pmu_saved *sv = &c->saved;
-	struct archpmu_batch *b = cl->batch;
-	int ret;
+	struct archpmu_batch *b = &c->batch;
 	u32 i;
 
-	lockdep_assert_held(&archpmu_own_lock);
-	if (!c->programmed)
-		return 0;
 	archpmu_batch_init(b, archpmu_ctx_release_local, NULL, &c->change);
 	b->best_effort = true;
 	c->ops->disable(b, c->used);
@@ -267,9 +286,146 @@ int archpmu_claim_restore(struct archpmu_claims *cl, struct archpmu_claim *c)
 		if (used_fixed(c) & BIT_ULL(i))
 			archpmu_batch_write(b, ARCHPMU_MSR_FIXED_CTR0 + i, sv->fixed[i]);
 	c->ops->restore_global(b, sv, c->used);
-	ret = archpmu_batch_run(c->cpu, b);
-	if (ret)
-		pr_err("CPU %u: restoring the PMU failed (%d)\n", c->cpu, ret);
 	c->programmed = false;
+}
+
+static void restored(struct archpmu_claim *c)
+{
+	if (c->batch.err)
+		pr_err("CPU %u: restoring the PMU failed (%d)\n", c->cpu, c->batch.err);
+}
+
+/*
+ * Read what the PMU holds in every claim's counters, on every CPU at once,
+ * and refuse counters another agent uses (c->agent_busy).
+ */
+int archpmu_claims_save(struct archpmu_claims *cl, struct archpmu_claim **bad)
+{
+	unsigned int i;
+	int ret;
+
+	archpmu_claims_round_begin(cl);
+	for (i = 0; i < cl->nr_cpus; i++) {
+		build_save(&cl->cpus[i]);
+		archpmu_claims_round_add(cl, &cl->cpus[i]);
+	}
+	archpmu_claims_round_run(cl);
+	for (i = 0; i < cl->nr_cpus; i++) {
+		ret = saved(&cl->cpus[i]);
+		if (ret) {
+			*bad = &cl->cpus[i];
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Program every claim's counters in one round. A failure on any CPU puts
+ * back every CPU's PMU as the save found it.
+ */
+int archpmu_claims_program(struct archpmu_claims *cl, bool start, struct archpmu_claim **bad)
+{
+	unsigned int i;
+	int ret = 0;
+
+	archpmu_claims_round_begin(cl);
+	for (i = 0; i < cl->nr_cpus; i++) {
+		build_program(cl, &cl->cpus[i], start);
+		archpmu_claims_round_add(cl, &cl->cpus[i]);
+	}
+	archpmu_claims_round_run(cl);
+	for (i = 0; i < cl->nr_cpus; i++) {
+		struct archpmu_claim *c = &cl->cpus[i];
+
+		if (!c->batch.err || ret)
+			continue;
+		pr_err("CPU %u: programming the counters failed (%d); the PMU is put back as it was\n",
+		       c->cpu, c->batch.err);
+		ret = c->batch.err;
+		*bad = c;
+	}
+	if (ret)
+		archpmu_claims_restore(cl);
 	return ret;
+}
+
+/* Put back every programmed claim's PMU, in one round. */
+void archpmu_claims_restore(struct archpmu_claims *cl)
+{
+	unsigned int i;
+
+	archpmu_claims_round_begin(cl);
+	for (i = 0; i < cl->nr_cpus; i++) {
+		if (!cl->cpus[i].programmed)
+			continue;
+		build_restore(&cl->cpus[i]);
+		archpmu_claims_round_add(cl, &cl->cpus[i]);
+	}
+	archpmu_claims_round_run(cl);
+	for (i = 0; i < cl->nr_cpus; i++)
+		if (cpumask_test_cpu(cl->cpus[i].cpu, cl->mask))
+			restored(&cl->cpus[i]);
+}
+
+/* --- one CPU (hotplug, suspend) ------------------------------------------- */
+
+int archpmu_claim_save(struct archpmu_claims *cl, struct archpmu_claim *c)
+{
+	lockdep_assert_held(&archpmu_own_lock);
+	build_save(c);
+	archpmu_batch_run(c->cpu, &c->batch);
+	return saved(c);
+}
+
+int archpmu_claim_program(struct archpmu_claims *cl, struct archpmu_claim *c, bool start)
+{
+	int ret;
+
+	lockdep_assert_held(&archpmu_own_lock);
+	build_program(cl, c, start);
+	ret = archpmu_batch_run(c->cpu, &c->batch);
+	if (ret) {
+		pr_err("CPU %u: programming the counters failed (%d); the PMU is put back as it was\n",
+		       c->cpu, ret);
+		archpmu_claim_restore(cl, c);
+	}
+	return ret;
+}
+
+int archpmu_claim_restore(struct archpmu_claims *cl, struct archpmu_claim *c)
+{
+	lockdep_assert_held(&archpmu_own_lock);
+	if (!c->programmed)
+		return 0;
+	build_restore(c);
+	archpmu_batch_run(c->cpu, &c->batch);
+	restored(c);
+	return c->batch.err;
+}
+
+/*
+ * Start or stop our counters. Each is gated by its own enable (EN, or its
+ * nibble of IA32_FIXED_CTR_CTRL) and on v2+ by its GLOBAL_CTRL bit as well:
+ * an agent that rewrites GLOBAL_CTRL wholesale, as perf does, then neither
+ * starts a stopped session nor keeps a running one stopped once it enables
+ * again.
+ */
+void archpmu_claim_add_enable(struct archpmu_claims *cl, struct archpmu_claim *c,
+			      bool enable)
+{
+	struct archpmu_batch *b = &c->batch;
+	unsigned int i;
+
+	if (!enable)
+		c->ops->disable(b, c->used);
+	for (i = 0; i < cl->nr_events; i++)
+		if (!is_fixed(c->hw[i].counter))
+			archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + c->hw[i].counter,
+					    evtsel_image(cl->ev[i].config, enable));
+	if (used_fixed(c))
+		archpmu_batch_modify(b, ARCHPMU_MSR_FIXED_CTR_CTRL,
+				     enable ? fixed_ctrl_value(cl, c) : 0, fixed_ctrl_mask(c));
+	if (enable)
+		c->ops->enable(b, c->used);
 }

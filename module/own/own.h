@@ -7,6 +7,7 @@
 #ifndef ARCHPMU_OWN_OWN_H
 #define ARCHPMU_OWN_OWN_H
 
+#include <linux/cpumask.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/types.h>
@@ -47,6 +48,9 @@ struct archpmu_claim {
 	struct archpmu_hw_event hw[ARCHPMU_MAX_EVENTS];
 	struct archpmu_pmu_saved saved;
 	struct archpmu_times times;
+	u64 raw[ARCHPMU_MAX_EVENTS];	/* counter values a read batch fetched (count/) */
+	/* This claim's batch: operations on all CPUs run in one round. */
+	struct archpmu_batch batch;
 };
 
 /* Everything one session holds. */
@@ -58,7 +62,9 @@ struct archpmu_claims {
 	unsigned int nr_cpus;
 	u64 gp_reserved;	/* GP counters whose perf reservation we hold */
 	bool owned;		/* taken[] and holder[] name us */
-	struct archpmu_batch *batch;	/* preallocated: operations allocate nothing */
+	/* Preallocated, so that operations allocate nothing: the CPUs of a round. */
+	cpumask_var_t mask;
+	struct archpmu_round round;
 };
 
 /* plan.c, under archpmu_own_lock and cpus_read_lock() */
@@ -66,11 +72,28 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out);
 void archpmu_own_commit(struct archpmu_claims *cl);
 void archpmu_own_forget(struct archpmu_claims *cl);
 
-/* claim.c, under archpmu_own_lock; each one batch in one cross-call */
+/*
+ * claim.c, under archpmu_own_lock. The claims_* functions act on every
+ * claim in one round of cross-calls, the claim_* ones on one CPU; each
+ * returns the first error in CPU order, *@bad its claim where asked.
+ */
+int archpmu_claims_init(struct archpmu_claims *cl);	/* once cl->cpus is set */
+void archpmu_claims_free(struct archpmu_claims *cl);
+int archpmu_claims_save(struct archpmu_claims *cl, struct archpmu_claim **bad);
+int archpmu_claims_program(struct archpmu_claims *cl, bool start, struct archpmu_claim **bad);
+void archpmu_claims_restore(struct archpmu_claims *cl);
 int archpmu_claim_save(struct archpmu_claims *cl, struct archpmu_claim *c);
 int archpmu_claim_program(struct archpmu_claims *cl, struct archpmu_claim *c, bool start);
 int archpmu_claim_restore(struct archpmu_claims *cl, struct archpmu_claim *c);
-/* Add the ops that start or stop @c's counters to cl->batch. */
+/*
+ * For operations of other layers: empty the round, then add each claim's
+ * batch (after filling it) and run the round.
+ */
+void archpmu_claims_round_begin(struct archpmu_claims *cl);
+struct archpmu_batch *archpmu_claims_round_add(struct archpmu_claims *cl,
+					       struct archpmu_claim *c);
+int archpmu_claims_round_run(struct archpmu_claims *cl);
+/* Add the ops that start or stop @c's counters to its batch. */
 void archpmu_claim_add_enable(struct archpmu_claims *cl, struct archpmu_claim *c,
 			      bool enable);
 u32 archpmu_claim_counter_msr(const struct archpmu_claim *c, u32 counter, bool write);

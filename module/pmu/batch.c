@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The access layer shared by both backends: the local MSR primitives, and
- * batches of them run in a single cross-call per CPU. Writes outside the
- * architectural PMU MSRs are refused here, whatever the backend.
+ * The access layer shared by both backends: the local MSR primitives,
+ * batches of them run in a single cross-call per CPU, and rounds of batches
+ * that reach many CPUs at once. Writes outside the architectural PMU MSRs
+ * are refused here, whatever the backend.
  */
 #include <linux/bug.h>
+#include <linux/cpumask.h>
 #include <linux/smp.h>
 
 #include "backend.h"
@@ -81,7 +83,8 @@ static void batch_exec(void *info)
 }
 
 atomic64_t archpmu_cross_calls = ATOMIC64_INIT(0);
-bool archpmu_naive_cross_calls;
+atomic64_t archpmu_cross_call_rounds = ATOMIC64_INIT(0);
+u32 archpmu_cross_call_mode = ARCHPMU_CROSS_CALL_PARALLEL;
 
 struct naive_step {
 	struct archpmu_batch *b;
@@ -119,8 +122,11 @@ static int archpmu_batch_run_naive(unsigned int cpu, struct archpmu_batch *b)
 		step.op = i;
 		step.last = i + 1 >= b->nr;
 		atomic64_inc(&archpmu_cross_calls);
-		if (smp_call_function_single(cpu, naive_exec, &step, 1))
+		atomic64_inc(&archpmu_cross_call_rounds);
+		if (smp_call_function_single(cpu, naive_exec, &step, 1)) {
+			b->err = -ENODEV;
 			return -ENODEV;
+		}
 		if (step.last)
 			break;
 	}
@@ -129,12 +135,61 @@ static int archpmu_batch_run_naive(unsigned int cpu, struct archpmu_batch *b)
 
 int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b)
 {
-	if (READ_ONCE(archpmu_naive_cross_calls))
+	if (READ_ONCE(archpmu_cross_call_mode) == ARCHPMU_CROSS_CALL_NAIVE)
 		return archpmu_batch_run_naive(cpu, b);
 	atomic64_inc(&archpmu_cross_calls);
-	if (smp_call_function_single(cpu, batch_exec, b, 1))
+	atomic64_inc(&archpmu_cross_call_rounds);
+	if (smp_call_function_single(cpu, batch_exec, b, 1)) {
+		b->err = -ENODEV;	/* the callers read each batch's own error */
 		return -ENODEV;
+	}
 	return b->err;
+}
+
+static void round_exec(void *info)
+{
+	struct archpmu_round *r = info;
+	struct archpmu_batch *b = r->batch_of(r, smp_processor_id());
+
+	if (b)
+		batch_exec(b);
+}
+
+int archpmu_round_run(struct archpmu_round *r)
+{
+	unsigned int cpu, n = 0;
+	int ret = 0, err;
+
+	if (READ_ONCE(archpmu_cross_call_mode) != ARCHPMU_CROSS_CALL_PARALLEL) {
+		for_each_cpu(cpu, r->mask) {
+			struct archpmu_batch *b = r->batch_of(r, cpu);
+
+			err = b ? archpmu_batch_run(cpu, b) : -EINVAL;
+			if (!ret)
+				ret = err;
+		}
+		return ret;
+	}
+	/* A CPU the round does not reach keeps this error. */
+	for_each_cpu(cpu, r->mask) {
+		struct archpmu_batch *b = r->batch_of(r, cpu);
+
+		if (!b)
+			return -EINVAL;
+		b->err = -ENODEV;
+		n++;
+	}
+	if (!n)
+		return 0;
+	atomic64_add(n, &archpmu_cross_calls);
+	atomic64_inc(&archpmu_cross_call_rounds);
+	on_each_cpu_mask(r->mask, round_exec, r, true);
+	for_each_cpu(cpu, r->mask) {
+		err = r->batch_of(r, cpu)->err;
+		if (!ret)
+			ret = err;
+	}
+	return ret;
 }
 
 void archpmu_batch_init(struct archpmu_batch *b, archpmu_batch_hook before,

@@ -64,8 +64,34 @@ void archpmu_batch_ack(struct archpmu_batch *b, u64 mask);
  */
 int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b);
 
-/* Cross-calls made so far, and the benchmark's naive mode (dev/debugfs.c). */
+/*
+ * One operation on several CPUs: a batch for each CPU in @mask, found by
+ * batch_of(), all run in one round of cross-calls (the local CPU runs its
+ * own directly). The caller keeps the CPUs online and the batches alive.
+ */
+struct archpmu_round {
+	struct cpumask *mask;
+	/* The batch of a CPU in mask; NULL (a bug) for any other. */
+	struct archpmu_batch *(*batch_of)(struct archpmu_round *r, unsigned int cpu);
+	void *arg;		/* for batch_of */
+};
+
+/* 0, or the first error of the batches in CPU order (each batch has its own). */
+int archpmu_round_run(struct archpmu_round *r);
+
+/*
+ * How a round reaches its CPUs: the benchmark compares the three
+ * (dev/debugfs.c, cross_call_mode). Not an ABI.
+ */
+enum archpmu_cross_call_mode {
+	ARCHPMU_CROSS_CALL_PARALLEL,	/* one round for all CPUs */
+	ARCHPMU_CROSS_CALL_SERIAL,	/* one cross-call per CPU, one after another */
+	ARCHPMU_CROSS_CALL_NAIVE,	/* one cross-call per MSR access */
+};
+
+extern u32 archpmu_cross_call_mode;
+/* CPUs reached by cross-calls so far, and rounds of them. */
 extern atomic64_t archpmu_cross_calls;
-extern bool archpmu_naive_cross_calls;
+extern atomic64_t archpmu_cross_call_rounds;
 
 #endif /* ARCHPMU_PMU_BATCH_H */

@@ -22,6 +22,7 @@
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/file.h>
+#include <linux/ktime.h>
 #include <linux/nospec.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -36,7 +37,7 @@ static void session_free(struct archpmu_session *s)
 	if (!s)
 		return;
 	archpmu_count_teardown(&s->count);
-	kfree(s->cl.batch);
+	archpmu_claims_free(&s->cl);
 	kvfree(s->cl.cpus);
 	put_pid(s->holder.tgid);
 	kfree(s);
@@ -45,11 +46,8 @@ static void session_free(struct archpmu_session *s)
 /* Put back every CPU's PMU and give up the counters; under the locks. */
 static void session_release_claims(struct archpmu_session *s)
 {
-	unsigned int i;
-
 	lockdep_assert_held(&archpmu_own_lock);
-	for (i = 0; i < s->cl.nr_cpus; i++)
-		archpmu_claim_restore(&s->cl, &s->cl.cpus[i]);
+	archpmu_claims_restore(&s->cl);
 	archpmu_own_forget(&s->cl);
 }
 
@@ -108,38 +106,37 @@ static int session_cpus(struct archpmu_session *s, const u32 *cpus, u32 nr_cpus,
 	for_each_cpu(i, mask)
 		s->cl.cpus[n++].cpu = i;
 	s->cl.nr_cpus = n;
+	ret = archpmu_claims_init(&s->cl);
 out:
 	free_cpumask_var(mask);
 	return ret;
 }
 
-/* Check and program @s on every CPU; under the locks. */
+/*
+ * Check and program @s on every CPU, under the locks: one round reads what
+ * every CPU holds, before anything is programmed; one round programs them
+ * (started with ARCHPMU_COUNT_OPEN_START).
+ */
 static int session_claim(struct archpmu_session *s, struct archpmu_count_open *cmd)
 {
 	struct archpmu_claims *cl = &s->cl;
-	unsigned int i;
+	bool start = cmd->flags & ARCHPMU_COUNT_OPEN_START;
+	struct archpmu_claim *bad = NULL;
 	int ret;
 
-	for (i = 0; i < cl->nr_cpus; i++) {
-		struct archpmu_claim *c = &cl->cpus[i];
-
-		cmd->bad_cpu = c->cpu;
-		ret = archpmu_claim_save(cl, c);
-		if (ret) {
-			if (ret == -EBUSY) {
-				cmd->busy_holder = ARCHPMU_HOLDER_AGENT;
-				cmd->bad_event = archpmu_claim_event_on(cl, c, c->agent_busy);
-			}
-			return ret;
-		}
+	ret = archpmu_claims_save(cl, &bad);
+	if (ret == -EBUSY) {
+		cmd->busy_holder = ARCHPMU_HOLDER_AGENT;
+		cmd->bad_event = archpmu_claim_event_on(cl, bad, bad->agent_busy);
 	}
-	for (i = 0; i < cl->nr_cpus; i++) {
-		cmd->bad_cpu = cl->cpus[i].cpu;
-		ret = archpmu_claim_program(cl, &cl->cpus[i], false);
-		if (ret)
-			return ret;
+	if (!ret)
+		ret = archpmu_claims_program(cl, start, &bad);
+	if (ret) {
+		cmd->bad_cpu = bad->cpu;
+		return ret;
 	}
-	cmd->bad_cpu = ~0U;
+	if (start)
+		archpmu_count_started(&s->count, ktime_get_ns());
 	return 0;
 }
 
@@ -158,11 +155,6 @@ static struct archpmu_session *session_alloc(u32 nr_events)
 	s->cl.ev = s->ev;
 	s->cl.nr_events = nr_events;
 	archpmu_count_init(&s->count);
-	s->cl.batch = kzalloc(sizeof(*s->cl.batch), GFP_KERNEL);
-	if (!s->cl.batch) {
-		session_free(s);
-		return NULL;
-	}
 	return s;
 }
 
@@ -184,7 +176,8 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 	cmd->busy_pid = 0;
 	if (!perfmon_capable())
 		return -EPERM;
-	if ((cmd->flags & ~ARCHPMU_COUNT_OPEN_FD) || cmd->__reserved0 ||
+	if ((cmd->flags & ~(ARCHPMU_COUNT_OPEN_FD | ARCHPMU_COUNT_OPEN_START)) ||
+	    cmd->__reserved0 ||
 	    cmd->__reserved[0] || cmd->__reserved[1] || !cmd->nr_events)
 		return -EINVAL;
 	if (cmd->nr_events > ARCHPMU_MAX_EVENTS || cmd->nr_cpus > nr_cpu_ids)

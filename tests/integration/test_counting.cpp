@@ -546,7 +546,7 @@ TEST_CASE("the counting and injection ioctls' remaining bad inputs", "[counting]
         op.size = sizeof(op);
         op.nr_events = 1;
         op.events = reinterpret_cast<uintptr_t>(&ev);
-        op.flags = 0x2;  // an unknown flag (0x1 is ARCHPMU_COUNT_OPEN_FD)
+        op.flags = 0x80000000U;  // an unknown flag
         CHECK(call(ARCHPMU_IOC_COUNT_OPEN, &op) == EINVAL);
         op.flags = 0;
         op.__reserved0 = 1;

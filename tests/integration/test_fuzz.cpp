@@ -137,8 +137,10 @@ private:
         archpmu_count_open cmd{};
         cmd.size = pick(20) == 0 ? pick(128) : sizeof(cmd);
         cmd.flags = pick(2) ? ARCHPMU_COUNT_OPEN_FD : 0;
+        if (pick(4) == 0)
+            cmd.flags |= ARCHPMU_COUNT_OPEN_START;
         if (pick(20) == 0)
-            cmd.flags |= 1U << (1 + pick(31));  // an unknown flag: refused
+            cmd.flags |= 1U << (2 + pick(30));  // an unknown flag: refused
         cmd.nr_events = static_cast<uint32_t>(ev.size());
         cmd.nr_cpus = static_cast<uint32_t>(cpus.size());
         cmd.events = pick(30) == 0 ? 16 : reinterpret_cast<uintptr_t>(ev.data());
@@ -147,7 +149,7 @@ private:
         if (ret < 0)
             return;
         ++opened;
-        if (cmd.flags & ~ARCHPMU_COUNT_OPEN_FD)
+        if (cmd.flags & ~(ARCHPMU_COUNT_OPEN_FD | ARCHPMU_COUNT_OPEN_START))
             ++bad_opens;  // an unknown flag was accepted
         if (cmd.flags & ARCHPMU_COUNT_OPEN_FD) {
             ++opened_as_file;

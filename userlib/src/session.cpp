@@ -81,24 +81,30 @@ std::string open_refusal(int err, const archpmu_count_open& cmd, const std::stri
     }
 }
 
-// Whether the module can give a session a file of its own. A module that does
-// not answer ARCHPMU_IOC_INFO gets the first layout's COUNT_OPEN, whose refusal
-// then says what went wrong.
-bool has_session_fd(int device_fd)
+// The module's capabilities, or 0 when it does not answer ARCHPMU_IOC_INFO:
+// then the first layout's COUNT_OPEN runs, and its refusal says what is wrong.
+std::uint64_t capabilities(int device_fd)
 {
     auto cmd = detail::zeroed_cmd<archpmu_info>();
-    return ::ioctl(device_fd, ARCHPMU_IOC_INFO, &cmd) == 0 &&
-           (cmd.capabilities & ARCHPMU_CAP_SESSION_FD) != 0;
+    return ::ioctl(device_fd, ARCHPMU_IOC_INFO, &cmd) == 0 ? cmd.capabilities : 0;
 }
 
 }  // namespace
 
 Session::Session(const std::string& device_path, std::vector<EventSpec> events,
                  const std::vector<std::uint32_t>& cpus)
+    : Session(device_path, std::move(events), cpus, Start::later)
+{
+}
+
+Session::Session(const std::string& device_path, std::vector<EventSpec> events,
+                 const std::vector<std::uint32_t>& cpus, Start start)
     : events_(std::move(events))
 {
     UniqueFd device = open_device_file(device_path);
-    const bool own_file = has_session_fd(device.get());
+    const std::uint64_t caps = capabilities(device.get());
+    const bool own_file = (caps & ARCHPMU_CAP_SESSION_FD) != 0;
+    const bool start_in_open = start == Start::now && (caps & ARCHPMU_CAP_OPEN_START) != 0;
     std::vector<archpmu_event> evs(events_.size());
     for (std::size_t i = 0; i < events_.size(); ++i) {
         evs[i].config = events_[i].config;
@@ -111,7 +117,9 @@ Session::Session(const std::string& device_path, std::vector<EventSpec> events,
     cmd.events = reinterpret_cast<std::uintptr_t>(evs.data());
     cmd.cpus = reinterpret_cast<std::uintptr_t>(cpus.data());
     if (own_file)
-        cmd.flags = ARCHPMU_COUNT_OPEN_FD;
+        cmd.flags |= ARCHPMU_COUNT_OPEN_FD;
+    if (start_in_open)
+        cmd.flags |= ARCHPMU_COUNT_OPEN_START;
     const int ret = ::ioctl(device.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd);
     if (ret < 0) {
         const int err = errno;
@@ -124,6 +132,8 @@ Session::Session(const std::string& device_path, std::vector<EventSpec> events,
     cpu_count_ = cmd.nr_cpus_opened;
     for (const auto& e : evs)
         counters_.push_back(e.counter);
+    if (start == Start::now && !start_in_open)
+        this->start();
 }
 
 void Session::control(unsigned long request, const char* what)

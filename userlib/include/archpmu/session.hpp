@@ -34,9 +34,15 @@ struct Snapshot {
 // archpmu::Error.
 class Session {
 public:
+    // Whether the counters start with the open (one round of cross-calls fewer
+    // where the module has ARCHPMU_CAP_OPEN_START) or at start().
+    enum class Start { later, now };
+
     // cpus empty: every online CPU.
     Session(const std::string& device_path, std::vector<EventSpec> events,
             const std::vector<std::uint32_t>& cpus = {});
+    Session(const std::string& device_path, std::vector<EventSpec> events,
+            const std::vector<std::uint32_t>& cpus, Start start);
 
     void start();
     void stop();
