@@ -259,6 +259,8 @@ struct archpmu_model_msr {
  *   -EFAULT      a bad events or cpus pointer, or the counters or this
  *                struct cannot be written back
  *   -ENOMEM      an allocation failed
+ *   -EIO         a PMU MSR access raised #GP (a hypervisor that does not
+ *                emulate it, say); every CPU's PMU is put back as found
  * On these errors bad_event and bad_cpu say which event and CPU (else ~0).
  */
 #define ARCHPMU_MAX_EVENTS	32

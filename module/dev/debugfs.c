@@ -10,6 +10,8 @@
  *       CPUs (root only): 0 parallel, one round for all CPUs (the default);
  *       1 serial, one cross-call per CPU after another; 2 naive, one
  *       cross-call per MSR access, as the msr driver's wrmsr_on_cpu() would do
+ *   /sys/kernel/debug/archpmu/fail_model_wrmsr_nth  model backend only: n
+ *       makes the n-th model WRMSR from now on raise #GP (tests)
  *   /sys/kernel/debug/archpmu/fail_cpu_online/   fault injection on the CPU-
  *       online path (kernels with CONFIG_FAULT_INJECTION_DEBUG_FS; tests)
  */
@@ -43,6 +45,21 @@ static int fold_rounds_get(void *data, u64 *val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(fold_rounds_fops, fold_rounds_get, NULL, "%llu\n");
 
+static int fail_nth_get(void *data, u64 *val)
+{
+	*val = max(atomic_read(&archpmu_model_wrmsr_fail_nth), 0);
+	return 0;
+}
+
+static int fail_nth_set(void *data, u64 val)
+{
+	if (val > INT_MAX)
+		return -EINVAL;
+	atomic_set(&archpmu_model_wrmsr_fail_nth, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(fail_nth_fops, fail_nth_get, fail_nth_set, "%llu\n");
+
 static int cross_call_mode_get(void *data, u64 *val)
 {
 	*val = READ_ONCE(archpmu_cross_call_mode);
@@ -70,6 +87,9 @@ void archpmu_debugfs_init(void)
 				   &cross_call_mode_fops);
 	debugfs_create_file_unsafe("fold_rounds", 0400, archpmu_debugfs_dir, NULL,
 				   &fold_rounds_fops);
+	if (archpmu_backend->id == ARCHPMU_BACKEND_MODEL)
+		debugfs_create_file_unsafe("fail_model_wrmsr_nth", 0600, archpmu_debugfs_dir,
+					   NULL, &fail_nth_fops);
 	archpmu_sysfs_debugfs_init(archpmu_debugfs_dir);
 }
 

@@ -6,6 +6,7 @@
 #ifndef ARCHPMU_PMU_BACKEND_H
 #define ARCHPMU_PMU_BACKEND_H
 
+#include <linux/atomic.h>
 #include <linux/types.h>
 
 #include "arch_pmu.h"
@@ -37,5 +38,11 @@ int archpmu_hw_probe(char *why, size_t len);
 
 /* model.c */
 int archpmu_model_init(void);
+/*
+ * Test-only (debugfs fail_model_wrmsr_nth, model backend only): when set to
+ * n, the n-th model WRMSR from then on, on any CPU, raises #GP (-EIO), as a
+ * hypervisor that refuses an MSR would.
+ */
+extern atomic_t archpmu_model_wrmsr_fail_nth;
 
 #endif /* ARCHPMU_PMU_BACKEND_H */

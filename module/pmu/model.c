@@ -446,9 +446,14 @@ static int model_rdmsr_op(u32 msr, u64 *val)
 	return archpmu_model_rdmsr(this_cpu_ptr(&model_regs), msr, val);
 }
 
+atomic_t archpmu_model_wrmsr_fail_nth = ATOMIC_INIT(0);
+
 static int model_wrmsr_op(u32 msr, u64 val)
 {
 	lockdep_assert_irqs_disabled();
+	/* The write that takes the countdown from 1 to 0 raises #GP. */
+	if (atomic_dec_if_positive(&archpmu_model_wrmsr_fail_nth) == 0)
+		return -EIO;
 	return archpmu_model_wrmsr(this_cpu_ptr(&model_regs), msr, val);
 }
 

@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <fstream>
@@ -343,4 +344,59 @@ TEST_CASE("a round reaches a sparse CPU list and skips an offline CPU", "[rounds
     CHECK(read.cpus == cpus.size() - 1);
     for (const auto& v : vals)
         CHECK(((v.flags & ARCHPMU_VALUE_OFFLINE) != 0) == (v.cpu == 1));
+}
+
+TEST_CASE("a #GP part-way through a programming round leaves every CPU as found", "[rounds]")
+{
+    const LoadedModule mod(kExact);
+    const auto cpus = online_cpus();
+    REQUIRE(set_mode("0"));
+    const archpmu::Device device;
+    std::vector<std::map<uint32_t, uint64_t>> before;
+    for (unsigned cpu : cpus)
+        before.push_back(pmu_msr_snapshot(device, cpu));
+    const UniqueFd dev = open_device();
+
+    // The n-th model WRMSR raises #GP, for n = 1, 2, ... until an open makes
+    // fewer writes than n: every write of the programming round fails once,
+    // on whichever CPU makes it, while the other CPUs program in parallel.
+    unsigned failed = 0;
+    for (unsigned n = 1; n < 200; ++n) {
+        INFO("the write that fails: " << n);
+        {
+            std::ofstream out(std::string(kDebugfs) + "fail_model_wrmsr_nth");
+            out << n;
+        }
+        archpmu_count_open op{};
+        const int fd = open_session(dev.get(), 0, &op);
+        const int err = fd < 0 ? errno : 0;
+        if (fd >= 0) {
+            // Fewer writes than n: the countdown is still running. Stopped
+            // before the close, whose writes must all succeed.
+            CHECK(debugfs_value("fail_model_wrmsr_nth") > 0);
+            std::ofstream(std::string(kDebugfs) + "fail_model_wrmsr_nth") << 0;
+            ::close(fd);
+            break;
+        }
+        ++failed;
+        CHECK(err == EIO);
+        CHECK(std::find(cpus.begin(), cpus.end(), op.bad_cpu) != cpus.end());
+        CHECK(op.nr_cpus_opened == 0);
+        for (std::size_t i = 0; i < cpus.size(); ++i)
+            CHECK(pmu_msr_snapshot(device, cpus[i]) == before[i]);
+    }
+    CHECK(debugfs_value("fail_model_wrmsr_nth") == 0);
+    CHECK(failed >= 3 * cpus.size());
+    report_figure("programming-writes-failed", failed);
+
+    // Nothing is left claimed: the same events open, count exactly and go.
+    const int fd = open_session(dev.get());
+    REQUIRE(fd >= 0);
+    UniqueFd session(fd);
+    REQUIRE(control(session.get(), ARCHPMU_IOC_COUNT_START) == 0);
+    inject_events(cpus.back(), kInstructions, 31);
+    CHECK(value_of(read_all(session.get()), cpus.back(), 0) == 31);
+    session.reset();
+    for (std::size_t i = 0; i < cpus.size(); ++i)
+        CHECK(pmu_msr_snapshot(device, cpus[i]) == before[i]);
 }
