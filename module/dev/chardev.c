@@ -116,15 +116,13 @@ static int archpmu_ioc_session_cmd(struct archpmu_ucmd *ucmd)
 	struct archpmu_ucmd on_session = *ucmd;
 	int ret;
 
-	ret = archpmu_session_cmd_check(ucmd->ioctl, ucmd->cmd);
-	if (ret)
-		return ret;
 	mutex_lock(&df->lock);
 	if (df->session) {
 		on_session.ctx = df->session->private_data;
 		ret = archpmu_session_cmd(&on_session);
 	} else {
-		ret = -EBADFD;
+		/* A session's own refusals come before "no session". */
+		ret = archpmu_session_cmd_check(ucmd->ioctl, ucmd->cmd) ?: -EBADFD;
 	}
 	mutex_unlock(&df->lock);
 	return ret;

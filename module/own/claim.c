@@ -17,12 +17,11 @@
 
 #include "own.h"
 
-#define GP_BITS		GENMASK_ULL(ARCHPMU_LEGACY_GP - 1, 0)
 #define RING_BITS	(ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_OS)
 
 static u64 used_gp(const struct archpmu_claim *c)
 {
-	return c->used & GP_BITS;
+	return c->used & ARCHPMU_GP_BITS;
 }
 
 static u64 used_fixed(const struct archpmu_claim *c)
@@ -82,17 +81,6 @@ static u64 fixed_nibble(u64 config)
 	       (r & ARCHPMU_EVTSEL_USR ? ARCHPMU_FIXED_USR : 0);
 }
 
-static u64 fixed_ctrl_mask(const struct archpmu_claim *c)
-{
-	u64 mask = 0;
-	u32 j;
-
-	for (j = 0; j < ARCHPMU_LEGACY_FIXED; j++)
-		if (used_fixed(c) & BIT_ULL(j))
-			mask |= 0xfULL << ARCHPMU_FIXED_SHIFT(j);
-	return mask;
-}
-
 static u64 fixed_ctrl_value(const struct archpmu_claims *cl, const struct archpmu_claim *c)
 {
 	u64 v = 0;
@@ -103,6 +91,15 @@ static u64 fixed_ctrl_value(const struct archpmu_claims *cl, const struct archpm
 			v |= fixed_nibble(cl->ev[i].config) <<
 			     ARCHPMU_FIXED_SHIFT(c->hw[i].counter & 0xff);
 	return v;
+}
+
+/* Set (or clear) our nibbles of IA32_FIXED_CTR_CTRL in @c's batch. */
+static void add_fixed_enable(struct archpmu_claims *cl, struct archpmu_claim *c, bool enable)
+{
+	if (used_fixed(c))
+		archpmu_batch_modify(&c->batch, ARCHPMU_MSR_FIXED_CTR_CTRL,
+				     enable ? fixed_ctrl_value(cl, c) : 0,
+				     archpmu_fixed_ctrl_mask(c->used));
 }
 
 /* Our fixed counters (busy-mask bits) that IA32_FIXED_CTR_CTRL enables or arms. */
@@ -256,9 +253,7 @@ static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 		archpmu_batch_write(b, archpmu_claim_counter_msr(c, ctr, true), 0);
 		c->hw[i].prev = 0;
 	}
-	if (used_fixed(c))
-		archpmu_batch_modify(b, ARCHPMU_MSR_FIXED_CTR_CTRL,
-				     start ? fixed_ctrl_value(cl, c) : 0, fixed_ctrl_mask(c));
+	add_fixed_enable(cl, c, start);
 	c->ops->ack(b, c->used);
 	if (start)
 		c->ops->enable(b, c->used);
@@ -423,9 +418,7 @@ void archpmu_claim_add_enable(struct archpmu_claims *cl, struct archpmu_claim *c
 		if (!is_fixed(c->hw[i].counter))
 			archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + c->hw[i].counter,
 					    evtsel_image(cl->ev[i].config, enable));
-	if (used_fixed(c))
-		archpmu_batch_modify(b, ARCHPMU_MSR_FIXED_CTR_CTRL,
-				     enable ? fixed_ctrl_value(cl, c) : 0, fixed_ctrl_mask(c));
+	add_fixed_enable(cl, c, enable);
 	if (enable)
 		c->ops->enable(b, c->used);
 }

@@ -15,8 +15,6 @@
 
 #include "own.h"
 
-#define GP_BITS		GENMASK_ULL(ARCHPMU_LEGACY_GP - 1, 0)
-
 /* See own.h: the allocation view of every context, and every claim. */
 DEFINE_MUTEX(archpmu_own_lock);
 
@@ -129,7 +127,7 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 				return ret;
 			}
 		}
-		exists |= c->desc.gp_mask & GP_BITS;
+		exists |= c->desc.gp_mask & ARCHPMU_GP_BITS;
 	}
 	out->bad_cpu = ~0U;
 
@@ -146,7 +144,7 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 			return ret;
 		gp = 0;
 		for (i = 0; i < cl->nr_cpus; i++)
-			gp |= cl->cpus[i].used & GP_BITS;
+			gp |= cl->cpus[i].used & ARCHPMU_GP_BITS;
 		if (!gp && exists)
 			gp = BIT_ULL(__ffs64(exists & ~perf_held));
 		ret = archpmu_reserve_gp(gp, &failed);

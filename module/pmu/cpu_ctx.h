@@ -77,6 +77,8 @@ struct archpmu_pmu_ops {
 };
 
 const struct archpmu_pmu_ops *archpmu_pmu_ops_for(const struct archpmu_pmu_desc *d);
+/* The IA32_FIXED_CTR_CTRL nibbles of the fixed counters in @used (busy-mask bits). */
+u64 archpmu_fixed_ctrl_mask(u64 used);
 
 struct archpmu_holder;
 

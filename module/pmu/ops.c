@@ -49,7 +49,7 @@ static void v2_ack(struct archpmu_batch *b, u64 used)
 	archpmu_batch_ack(b, used);
 }
 
-static u64 fixed_ctrl_mask(u64 used)
+u64 archpmu_fixed_ctrl_mask(u64 used)
 {
 	u64 mask = 0;
 	u32 j;
@@ -63,7 +63,7 @@ static u64 fixed_ctrl_mask(u64 used)
 static void v2_restore_global(struct archpmu_batch *b,
 			      const struct archpmu_pmu_saved *sv, u64 used)
 {
-	u64 fixed = fixed_ctrl_mask(used);
+	u64 fixed = archpmu_fixed_ctrl_mask(used);
 
 	if (fixed)
 		archpmu_batch_modify(b, ARCHPMU_MSR_FIXED_CTR_CTRL, sv->fixed_ctrl, fixed);
