@@ -53,9 +53,10 @@ static int __init archpmu_select_backend(void)
 
 /*
  * The layers, bottom up: pmu/ (access, enumeration, the per-CPU context),
- * own/ (who holds which counter), count/, session/, dev/ (the interfaces).
- * Each part with CPU state registers its own cpuhp state (enumeration,
- * sysfs, sessions); none of their callbacks depends on another's order.
+ * own/ (who holds which counter), count/ and sample/ (the PMI, rings),
+ * session/, dev/ (the interfaces). Each part with CPU state registers its
+ * own cpuhp state (enumeration, sysfs, sampling ticks, sessions); none of
+ * their callbacks depends on another's order.
  */
 static int __init archpmu_init(void)
 {
@@ -70,9 +71,12 @@ static int __init archpmu_init(void)
 	ret = archpmu_sysfs_init();
 	if (ret)
 		goto err_enum_exit;
-	ret = archpmu_session_hotplug_init();
+	ret = archpmu_pmi_init();
 	if (ret)
 		goto err_sysfs_exit;
+	ret = archpmu_session_hotplug_init();
+	if (ret)
+		goto err_pmi_exit;
 	ret = archpmu_chardev_init();
 	if (ret)
 		goto err_session_exit;
@@ -84,6 +88,8 @@ static int __init archpmu_init(void)
 
 err_session_exit:
 	archpmu_session_hotplug_exit();
+err_pmi_exit:
+	archpmu_pmi_exit();
 err_sysfs_exit:
 	archpmu_sysfs_exit();
 err_enum_exit:
@@ -96,6 +102,7 @@ static void __exit archpmu_exit(void)
 	archpmu_debugfs_exit();
 	archpmu_chardev_exit();
 	archpmu_session_hotplug_exit();
+	archpmu_pmi_exit();
 	archpmu_sysfs_exit();
 	archpmu_enum_exit();
 	pr_info("unloaded\n");

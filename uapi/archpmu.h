@@ -42,6 +42,7 @@
 #define ARCHPMU_CAP_MODEL_INJECT 0x10ULL /* ARCHPMU_IOC_MODEL_INJECT (model backend only) */
 #define ARCHPMU_CAP_SESSION_FD	0x20ULL	/* ARCHPMU_COUNT_OPEN_FD: a session is its own file */
 #define ARCHPMU_CAP_OPEN_START	0x40ULL	/* ARCHPMU_COUNT_OPEN_START */
+#define ARCHPMU_CAP_SAMPLE	0x80ULL	/* archpmu_count_open.sample_events: sampling */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -305,6 +306,102 @@ struct archpmu_count_open {
 	__u32 busy_pid;		/* out with ARCHPMU_HOLDER_SESSION: its process (in the
 				 * caller's PID namespace; 0 if not visible there)
 				 */
+	/* Since the third layout (96 bytes), capability ARCHPMU_CAP_SAMPLE. */
+	__u64 sample_events;	/* in: user pointer to struct archpmu_sample_event[nr_events];
+				 * 0: a counting session, as before
+				 */
+	__u32 sample_flags;	/* in: ARCHPMU_SAMPLE_* */
+	__u32 ring_pages;	/* in: data pages of each CPU's ring, a power of 2 up to
+				 * ARCHPMU_RING_MAX_PAGES; 0: ARCHPMU_RING_DEFAULT_PAGES
+				 */
+	__u32 wakeup_bytes;	/* in: poll() is ready once a ring holds this many bytes;
+				 * 0: a quarter of the ring
+				 */
+	__u32 __reserved1;	/* in and out: 0 */
+};
+
+/*
+ * Sampling. A session with sample_events (needs ARCHPMU_COUNT_OPEN_FD) has
+ * one entry per event: a period of 0 only counts; any other makes the event
+ * sample, and its counter raises a PMI every @period events (or, with
+ * ARCHPMU_SAMPLE_FREQ, @period times a second: the period is re-estimated
+ * every sampling tick from the observed rate). Every sample and record of
+ * the event carries @id. Periods go up to 2^width - 1 of the counter the
+ * event gets (2^31 - 1 on GP counters without full-width writes);
+ * frequencies up to the module parameter sample_max_rate.
+ *
+ * Each CPU of the session has a ring, mapped with mmap() on the session
+ * file: CPU number i of the session (in ascending CPU order) is at offset
+ * i * (1 + ring_pages) * page size, length (1 + ring_pages) * page size: a
+ * struct archpmu_ring_page, then the data pages. The protocol is perf's
+ * (struct perf_event_mmap_page): read data_head, then (after a read
+ * barrier) the records between data_tail and data_head, modulo data_size;
+ * then store data_tail (after a full barrier). The module publishes
+ * data_head with release semantics. poll() reports EPOLLIN when any ring
+ * holds wakeup_bytes or more.
+ *
+ * Records are perf's (include/uapi/linux/perf_event.h), so they can be
+ * copied into a perf.data file whose attributes have sample_id_all = 1,
+ * read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID and sample_type =
+ * IDENTIFIER | IP | TID | TIME | ID | CPU | PERIOD (| READ with
+ * ARCHPMU_SAMPLE_READ). Each begins with struct perf_event_header
+ * { __u32 type; __u16 misc; __u16 size; } and is 8-byte aligned:
+ *
+ *   ARCHPMU_RECORD_SAMPLE: u64 id; u64 ip; u32 pid, tid; u64 time (CLOCK_MONOTONIC
+ *       ns); u64 id; u32 cpu, 0; u64 period; with ARCHPMU_SAMPLE_READ then
+ *       u64 nr; { u64 value; u64 id; } [nr], every event of the session on
+ *       this CPU in COUNT_OPEN order, 64-bit counts as COUNT_READ gives them.
+ *       misc: ARCHPMU_RECORD_MISC_KERNEL or _USER, the interrupted mode.
+ *   ARCHPMU_RECORD_LOST: u64 id; u64 lost; sample_id. Samples dropped
+ *       because the ring was full, written as soon as there is room again.
+ *   ARCHPMU_RECORD_THROTTLE, ARCHPMU_RECORD_UNTHROTTLE: u64 time; u64 id;
+ *       u64 stream_id (= id); sample_id. The CPU's samples went over
+ *       sample_max_rate, or its handler over its time budget: the event's
+ *       counter stopped until the next sampling tick.
+ *   sample_id: u32 pid, tid; u64 time; u64 id; u32 cpu, 0; u64 id.
+ *
+ * COUNT_OPEN errors for sampling, besides those above:
+ *   -EINVAL   sample_events without ARCHPMU_COUNT_OPEN_FD; unknown
+ *             sample_flags or archpmu_sample_event.flags; a frequency of 0;
+ *             ARCHPMU_SAMPLE_READ without a sampling event; ring_pages
+ *             not a power of 2 or above ARCHPMU_RING_MAX_PAGES
+ *   -ERANGE   a period above what the event's counter takes, or a
+ *             frequency above sample_max_rate (bad_event, bad_cpu say which)
+ *   -EFAULT   a bad sample_events pointer
+ */
+#define ARCHPMU_SAMPLE_READ	0x001U	/* sample_flags: samples carry every event's count */
+#define ARCHPMU_SAMPLE_FREQ	0x001U	/* archpmu_sample_event.flags: period is in Hz */
+
+#define ARCHPMU_RING_DEFAULT_PAGES	64
+#define ARCHPMU_RING_MAX_PAGES		4096
+
+struct archpmu_sample_event {
+	__u64 period;		/* 0: counting only; else events (or Hz) per sample */
+	__u64 id;		/* in every record of this event */
+	__u32 flags;		/* ARCHPMU_SAMPLE_FREQ */
+	__u32 __reserved;	/* 0 */
+};
+
+/* perf's record types and header.misc bits, as the rings carry them. */
+#define ARCHPMU_RECORD_LOST		2
+#define ARCHPMU_RECORD_THROTTLE		5
+#define ARCHPMU_RECORD_UNTHROTTLE	6
+#define ARCHPMU_RECORD_SAMPLE		9
+#define ARCHPMU_RECORD_MISC_KERNEL	1
+#define ARCHPMU_RECORD_MISC_USER	2
+
+/* The first page of each ring; data_head and the rest at perf's offsets. */
+struct archpmu_ring_page {
+	__u32 version;		/* 1 */
+	__u32 cpu;		/* the CPU this ring belongs to */
+	__u64 samples;		/* samples written */
+	__u64 lost;		/* samples dropped: the ring was full */
+	__u64 throttled;	/* times a counter of this ring was throttled */
+	__u8 __reserved[1024 - 32];
+	__u64 data_head;	/* written by the module */
+	__u64 data_tail;	/* written by the reader */
+	__u64 data_offset;	/* where the data pages begin (one page) */
+	__u64 data_size;	/* ring_pages * page size */
 };
 
 /*

@@ -26,8 +26,8 @@
 
 static void fold(struct archpmu_hw_event *hw, u64 raw, u64 width_mask)
 {
-	hw->total += (raw - hw->prev) & width_mask;
-	hw->prev = raw;
+	local64_add((raw - local64_read(&hw->prev)) & width_mask, &hw->total);
+	local64_set(&hw->prev, raw);
 }
 
 /*
@@ -41,20 +41,26 @@ static void build_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool 
 	struct archpmu_batch *b = &c->batch;
 	unsigned int i;
 
-	archpmu_batch_init(b, NULL, NULL, NULL);
+	/*
+	 * A sampling session's counters are reloaded by the PMI handler, so
+	 * they are folded on the CPU, against it (cpu_ctx.h); their overflow
+	 * bits are the handler's to clear.
+	 */
+	archpmu_batch_init(b, NULL, cl->sampling ? archpmu_ctx_update_local : NULL,
+			   &c->change);
 	if (change)
 		archpmu_claim_add_enable(cl, c, enable);
-	for (i = 0; i < cl->nr_events; i++)
+	for (i = 0; i < cl->nr_events && !cl->sampling; i++)
 		archpmu_batch_read(b, archpmu_claim_counter_msr(c, c->hw[i].counter, false),
 				   &c->raw[i]);
-	c->ops->ack(b, c->used);
+	c->ops->ack(b, c->used & ~c->sampling);
 }
 
 static void fold_claim(struct archpmu_claims *cl, struct archpmu_claim *c)
 {
 	unsigned int i;
 
-	if (c->batch.err)
+	if (c->batch.err || cl->sampling)
 		return;
 	for (i = 0; i < cl->nr_events; i++)
 		fold(&c->hw[i], c->raw[i], archpmu_claim_width_mask(c, c->hw[i].counter));
@@ -108,13 +114,15 @@ static int claims_zero(struct archpmu_claims *cl)
 		struct archpmu_claim *c = &cl->cpus[i];
 
 		for (e = 0; e < cl->nr_events; e++) {
-			c->hw[e].prev = 0;
-			c->hw[e].total = 0;
+			local64_set(&c->hw[e].prev, 0);
+			local64_set(&c->hw[e].total, 0);
 		}
 		if (!c->programmed)
 			continue;
-		archpmu_batch_init(&c->batch, NULL, NULL, NULL);
-		for (e = 0; e < cl->nr_events; e++) {
+		/* Sampling counters restart from -period, on the CPU (cpu_ctx.h). */
+		archpmu_batch_init(&c->batch, NULL,
+				   cl->sampling ? archpmu_ctx_reset_local : NULL, &c->change);
+		for (e = 0; e < cl->nr_events && !cl->sampling; e++) {
 			u32 msr = archpmu_claim_counter_msr(c, c->hw[e].counter, true);
 
 			archpmu_batch_write(&c->batch, msr, 0);
@@ -272,7 +280,7 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 			vals[n].event = e;
 			vals[n].counter = c->hw[e].counter;
 			vals[n].flags = c->programmed ? 0 : ARCHPMU_VALUE_OFFLINE;
-			vals[n].value = c->hw[e].total;
+			vals[n].value = local64_read(&c->hw[e].total);
 			vals[n].time_enabled = enabled;
 			vals[n].time_running = running;
 		}

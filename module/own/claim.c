@@ -36,17 +36,12 @@ static bool is_fixed(u32 counter)
 
 u32 archpmu_claim_counter_msr(const struct archpmu_claim *c, u32 counter, bool write)
 {
-	if (is_fixed(counter))
-		return ARCHPMU_MSR_FIXED_CTR0 + (counter & 0xff);
-	if (write && (c->desc.flags & ARCHPMU_PMU_FULL_WIDTH_WRITE))
-		return ARCHPMU_MSR_A_PMC0 + counter;
-	return ARCHPMU_MSR_PMC0 + counter;
+	return archpmu_counter_msr(&c->desc, counter, write);
 }
 
 u64 archpmu_claim_width_mask(const struct archpmu_claim *c, u32 counter)
 {
-	return archpmu_width_mask(is_fixed(counter) ? c->desc.fixed_width :
-				  c->desc.gp_width);
+	return archpmu_counter_width_mask(&c->desc, counter);
 }
 
 unsigned int archpmu_claim_event_on(const struct archpmu_claims *cl,
@@ -66,19 +61,23 @@ static u64 ring_bits(u64 config)
 	return config & RING_BITS ? config & RING_BITS : RING_BITS;
 }
 
-static u64 evtsel_image(u64 config, bool enable)
+/* A sampling event's counter raises a PMI when it overflows. */
+static u64 evtsel_image(u64 config, const struct archpmu_hw_event *hw, bool enable)
 {
 	u64 v = (config & ~RING_BITS) | ring_bits(config);
 
+	if (hw->period)
+		v |= ARCHPMU_EVTSEL_INT;
 	return enable ? v | ARCHPMU_EVTSEL_EN : v;
 }
 
-static u64 fixed_nibble(u64 config)
+static u64 fixed_nibble(u64 config, const struct archpmu_hw_event *hw)
 {
 	u64 r = ring_bits(config);
 
 	return (r & ARCHPMU_EVTSEL_OS ? ARCHPMU_FIXED_OS : 0) |
-	       (r & ARCHPMU_EVTSEL_USR ? ARCHPMU_FIXED_USR : 0);
+	       (r & ARCHPMU_EVTSEL_USR ? ARCHPMU_FIXED_USR : 0) |
+	       (hw->period ? ARCHPMU_FIXED_PMI : 0);
 }
 
 static u64 fixed_ctrl_value(const struct archpmu_claims *cl, const struct archpmu_claim *c)
@@ -88,7 +87,7 @@ static u64 fixed_ctrl_value(const struct archpmu_claims *cl, const struct archpm
 
 	for (i = 0; i < cl->nr_events; i++)
 		if (is_fixed(c->hw[i].counter))
-			v |= fixed_nibble(cl->ev[i].config) <<
+			v |= fixed_nibble(cl->ev[i].config, &c->hw[i]) <<
 			     ARCHPMU_FIXED_SHIFT(c->hw[i].counter & 0xff);
 	return v;
 }
@@ -247,11 +246,13 @@ static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 	for (i = 0; i < cl->nr_events; i++) {
 		u32 ctr = c->hw[i].counter;
 
+		u64 value = archpmu_hw_event_start(&c->hw[i], archpmu_claim_width_mask(c, ctr));
+
 		if (!is_fixed(ctr))
 			archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + ctr,
-					    evtsel_image(cl->ev[i].config, start));
-		archpmu_batch_write(b, archpmu_claim_counter_msr(c, ctr, true), 0);
-		c->hw[i].prev = 0;
+					    evtsel_image(cl->ev[i].config, &c->hw[i], start));
+		archpmu_batch_write(b, archpmu_claim_counter_msr(c, ctr, true), value);
+		local64_set(&c->hw[i].prev, value);
 	}
 	add_fixed_enable(cl, c, start);
 	c->ops->ack(b, c->used);
@@ -417,7 +418,7 @@ void archpmu_claim_add_enable(struct archpmu_claims *cl, struct archpmu_claim *c
 	for (i = 0; i < cl->nr_events; i++)
 		if (!is_fixed(c->hw[i].counter))
 			archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + c->hw[i].counter,
-					    evtsel_image(cl->ev[i].config, enable));
+					    evtsel_image(cl->ev[i].config, &c->hw[i], enable));
 	add_fixed_enable(cl, c, enable);
 	if (enable)
 		c->ops->enable(b, c->used);

@@ -44,6 +44,7 @@ struct archpmu_claim {
 	const struct archpmu_pmu_ops *ops;
 	u64 used;		/* our counters, busy-mask bits */
 	u64 agent_busy;		/* of those, the ones another agent was found using */
+	u64 sampling;		/* of those, the ones that raise PMIs (sample/) */
 	struct archpmu_ctx_change change;	/* for the context's hooks */
 	struct archpmu_hw_event hw[ARCHPMU_MAX_EVENTS];
 	struct archpmu_pmu_saved saved;
@@ -62,6 +63,7 @@ struct archpmu_claims {
 	unsigned int nr_cpus;
 	u64 gp_reserved;	/* GP counters whose perf reservation we hold */
 	bool owned;		/* taken[] and holder[] name us */
+	bool sampling;		/* a sampling session: see count/ and sample/ */
 	/* Preallocated, so that operations allocate nothing: the CPUs of a round. */
 	cpumask_var_t mask;
 	struct archpmu_round round;

@@ -9,6 +9,8 @@
 #include <linux/atomic.h>
 #include <linux/types.h>
 
+struct pt_regs;
+
 #include "arch_pmu.h"
 
 /*
@@ -24,6 +26,14 @@ struct archpmu_backend {
 	int (*msr_write)(u32 msr, u64 val);
 	/* Model only: count @count occurrences of @code at CPL 0 or 3. */
 	void (*inject)(u32 code, u64 count, bool user);
+	/*
+	 * The PMI, in NMI context: the context the overflow interrupted
+	 * (model: the code its tick interrupted; NULL: @nmi_regs), and what
+	 * the interrupt controller needs after each PMI and when sampling
+	 * begins on the CPU (hw: LVTPC in NMI mode, unmasked; NULL: nothing).
+	 */
+	struct pt_regs *(*pmi_regs)(struct pt_regs *nmi_regs);
+	void (*pmi_unmask)(void);
 	/* Model only: the CPU came online / goes offline (runs on it). */
 	void (*cpu_online)(void);
 	void (*cpu_offline)(void);

@@ -2,6 +2,7 @@
 /*
  * The per-CPU PMU context; cpu_ctx.h has its NMI-safety contract.
  */
+#include <linux/ktime.h>
 #include <linux/lockdep.h>
 
 #include "cpu_ctx.h"
@@ -21,6 +22,58 @@ int archpmu_ctx_index(u32 counter)
 	return idx < ARCHPMU_LEGACY_GP ? idx : -1;
 }
 
+u32 archpmu_counter_msr(const struct archpmu_pmu_desc *d, u32 counter, bool write)
+{
+	if (counter & ARCHPMU_COUNTER_FIXED)
+		return ARCHPMU_MSR_FIXED_CTR0 + (counter & 0xff);
+	if (write && (d->flags & ARCHPMU_PMU_FULL_WIDTH_WRITE))
+		return ARCHPMU_MSR_A_PMC0 + counter;
+	return ARCHPMU_MSR_PMC0 + counter;
+}
+
+u64 archpmu_counter_width_mask(const struct archpmu_pmu_desc *d, u32 counter)
+{
+	return archpmu_width_mask(counter & ARCHPMU_COUNTER_FIXED ? d->fixed_width :
+				  d->gp_width);
+}
+
+u64 archpmu_hw_event_update(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw)
+{
+	u64 mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
+	u32 msr = archpmu_counter_msr(&ctx->desc, hw->counter, false);
+	u64 prev, raw;
+
+	do {
+		prev = local64_read(&hw->prev);
+		if (archpmu_rdmsr_local(msr, &raw))
+			return local64_read(&hw->total);
+	} while (local64_cmpxchg(&hw->prev, prev, raw) != prev);
+	local64_add((raw - prev) & mask, &hw->total);
+	return local64_read(&hw->total);
+}
+
+/* The busy-mask bit of a counter (the IA32_PERF_GLOBAL_* bit), or 0. */
+static u64 ctx_bit(u32 counter)
+{
+	int idx = archpmu_ctx_index(counter);
+
+	if (idx < 0)
+		return 0;
+	return idx < ARCHPMU_LEGACY_GP ? BIT_ULL(idx) :
+	       BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + idx - ARCHPMU_LEGACY_GP);
+}
+
+static u64 change_sampling(const struct archpmu_ctx_change *ch)
+{
+	u64 bits = 0;
+	unsigned int i;
+
+	for (i = 0; i < ch->nr; i++)
+		if (ch->hw[i].period)
+			bits |= ctx_bit(ch->hw[i].counter);
+	return bits & ch->used;
+}
+
 /* After the programming ops: only a fully programmed claim gets owners. */
 void archpmu_ctx_claim_local(struct archpmu_batch *b)
 {
@@ -38,6 +91,7 @@ void archpmu_ctx_claim_local(struct archpmu_batch *b)
 			WRITE_ONCE(ctx->owner[idx], &ch->hw[i]);
 	}
 	WRITE_ONCE(ctx->active, ctx->active | ch->used);
+	WRITE_ONCE(ctx->sampling, ctx->sampling | change_sampling(ch));
 }
 
 /* Before the ops that stop and put back the counters. */
@@ -49,10 +103,50 @@ void archpmu_ctx_release_local(struct archpmu_batch *b)
 	int idx;
 
 	lockdep_assert_irqs_disabled();
+	if (ctx->sampling & ch->used) {
+		/* A PMI of these counters may still be on its way (sample/pmi.c). */
+		WRITE_ONCE(ctx->released_ns, ktime_get_mono_fast_ns());
+		WRITE_ONCE(ctx->sampling, ctx->sampling & ~ch->used);
+		WRITE_ONCE(ctx->throttled, ctx->throttled & ~ch->used);
+	}
 	WRITE_ONCE(ctx->active, ctx->active & ~ch->used);
 	for (i = 0; i < ch->nr; i++) {
 		idx = archpmu_ctx_index(ch->hw[i].counter);
 		if (idx >= 0 && READ_ONCE(ctx->owner[idx]) == &ch->hw[i])
 			WRITE_ONCE(ctx->owner[idx], NULL);
+	}
+}
+
+void archpmu_ctx_update_local(struct archpmu_batch *b)
+{
+	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	const struct archpmu_ctx_change *ch = b->arg;
+	unsigned int i;
+
+	lockdep_assert_irqs_disabled();
+	for (i = 0; i < ch->nr; i++)
+		archpmu_hw_event_update(ctx, &ch->hw[i]);
+}
+
+void archpmu_ctx_reset_local(struct archpmu_batch *b)
+{
+	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	const struct archpmu_ctx_change *ch = b->arg;
+	unsigned int i;
+	int ret;
+
+	lockdep_assert_irqs_disabled();
+	for (i = 0; i < ch->nr; i++) {
+		struct archpmu_hw_event *hw = &ch->hw[i];
+		u64 start = archpmu_hw_event_start(hw, archpmu_counter_width_mask(&ctx->desc,
+										  hw->counter));
+
+		ret = archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true),
+					  start);
+		if (ret && !b->err)
+			b->err = ret;
+		local64_set(&hw->prev, start);
+		local64_set(&hw->total, 0);
+		hw->freq_total = 0;
 	}
 }

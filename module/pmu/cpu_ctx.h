@@ -26,10 +26,26 @@
  *    cleared on this CPU before its memory is freed, and the freeing path
  *    waits for that cross-call to return: an NMI cannot see a freed owner.
  *    NMIs on other CPUs only read their own CPU's context.
+ *
+ *  - sampling, throttled, tick_*, released_ns: sampling's per-CPU state,
+ *    written only on this CPU: by the same hooks (sampling), by the PMI
+ *    handler in NMI and by the sampling tick in hard interrupt context. The
+ *    tick can be interrupted by the NMI, never the reverse; each field is a
+ *    single-word store, and the one read-modify-write that both make
+ *    (throttled) is repeated by the tick in full, so a throttle lost to
+ *    that race only delays the cap by one tick.
+ *
+ *  - An event's prev and total (struct archpmu_hw_event) change on the
+ *    event's CPU only, in the cross-call hooks, the tick and the NMI, with
+ *    archpmu_hw_event_update()'s cmpxchg protocol (perf's
+ *    x86_perf_event_update), so an NMI between a hook's read and its update
+ *    is never counted twice. Counting-only sessions fold them from process
+ *    context instead, which no NMI touches.
  */
 #ifndef ARCHPMU_PMU_CPU_CTX_H
 #define ARCHPMU_PMU_CPU_CTX_H
 
+#include <asm/local64.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/types.h>
@@ -40,12 +56,30 @@
 /* A counter's index in a context: GP i is i, fixed j is ARCHPMU_LEGACY_GP + j. */
 #define ARCHPMU_CTX_COUNTERS	(ARCHPMU_LEGACY_GP + ARCHPMU_LEGACY_FIXED)
 
+struct archpmu_sampler;
+
 /* One event on one counter of one CPU (perf's hw_perf_event). */
 struct archpmu_hw_event {
 	u32 counter;		/* ARCHPMU_COUNTER_* encoding */
-	u64 prev;		/* raw counter value at the last fold */
-	u64 total;		/* 64-bit count */
+	local64_t prev;		/* raw counter value at the last fold */
+	local64_t total;	/* 64-bit count */
+	/*
+	 * Sampling (sample/), set before the counter is programmed: period 0
+	 * only counts. For a frequency event the tick rewrites period.
+	 */
+	u64 period;		/* events per PMI */
+	u64 period_max;		/* what the counter takes */
+	u64 freq;		/* Hz, or 0 */
+	u64 freq_total;		/* total at the last tick (frequency events) */
+	u64 id;			/* in the event's records */
+	struct archpmu_sampler *smp;	/* the session's sampler on this CPU */
 };
+
+/* The value a counter is programmed with: -period, or 0 to count from zero. */
+static inline u64 archpmu_hw_event_start(const struct archpmu_hw_event *hw, u64 width_mask)
+{
+	return -hw->period & width_mask;
+}
 
 /* Saved PMU state: what a claim found, to put back on release. */
 struct archpmu_pmu_saved {
@@ -93,6 +127,12 @@ struct archpmu_cpu_ctx {
 	/* Live, on this CPU with interrupts disabled; NMI reads. */
 	u64 active;		/* busy-mask bits of claimed, programmed counters */
 	struct archpmu_hw_event *owner[ARCHPMU_CTX_COUNTERS];
+	/* Sampling, on this CPU: see the contract above. */
+	u64 sampling;		/* of active, the counters that raise PMIs */
+	u64 throttled;		/* of sampling, the ones stopped until the next tick */
+	u32 tick_samples;	/* samples since the last tick */
+	u64 tick_nmi_ns;	/* PMI handler time since the last tick */
+	u64 released_ns;	/* when sampling counters were last released */
 };
 
 DECLARE_PER_CPU(struct archpmu_cpu_ctx, archpmu_cpu_ctx);
@@ -116,5 +156,18 @@ struct archpmu_ctx_change {
 /* Batch hooks (b->arg is a struct archpmu_ctx_change). */
 void archpmu_ctx_claim_local(struct archpmu_batch *b);
 void archpmu_ctx_release_local(struct archpmu_batch *b);
+/* Fold every event of the change (sampling sessions: see the contract). */
+void archpmu_ctx_update_local(struct archpmu_batch *b);
+/* Zero every event's count and program its counter with its start value. */
+void archpmu_ctx_reset_local(struct archpmu_batch *b);
+
+/* A counter's MSR (for a write: IA32_A_PMCx where full-width writes exist). */
+u32 archpmu_counter_msr(const struct archpmu_pmu_desc *d, u32 counter, bool write);
+u64 archpmu_counter_width_mask(const struct archpmu_pmu_desc *d, u32 counter);
+/*
+ * On the event's CPU, in NMI or with interrupts disabled: fold the counter
+ * into the event's total and return the total.
+ */
+u64 archpmu_hw_event_update(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw);
 
 #endif /* ARCHPMU_PMU_CPU_CTX_H */

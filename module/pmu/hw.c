@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <asm/apic.h>
 #include <asm/msr.h>
 #include <asm/processor.h>
 #include <linux/kernel.h>
@@ -30,12 +31,24 @@ static int hw_wrmsr(u32 msr, u64 val)
 	return wrmsrl_safe(msr, val) ? -EIO : 0;
 }
 
+/*
+ * The local APIC masks LVTPC on every PMI it delivers; like perf
+ * (perf_events_lapic_init, intel_pmu_handle_irq) the whole entry is
+ * rewritten as an unmasked NMI, which also sets NMI delivery where
+ * firmware or another agent left something else.
+ */
+static void hw_pmi_unmask(void)
+{
+	apic_write(APIC_LVTPC, APIC_DM_NMI);
+}
+
 const struct archpmu_backend archpmu_hw_backend = {
 	.name = "hw",
 	.id = ARCHPMU_BACKEND_HW,
 	.cpuid = hw_cpuid,
 	.msr_read = hw_rdmsr,
 	.msr_write = hw_wrmsr,
+	.pmi_unmask = hw_pmi_unmask,
 };
 
 /* Whether the boot CPU has an architectural PMU; if not, @why says why. */

@@ -262,15 +262,29 @@ static bool fixed_counting(const struct archpmu_model_regs *r, u32 j, bool user)
 }
 
 static void add(u64 *counter, u64 inc, u64 width_mask, u64 status_bit,
-		struct archpmu_model_regs *r)
+		bool pmi, struct archpmu_model_regs *r)
 {
 	u64 old = *counter;
 
 	if (!inc)
 		return;
 	*counter = (old + inc) & width_mask;
-	if ((inc > width_mask - old) && r->desc->version >= 2)
+	if (inc <= width_mask - old)
+		return;
+	if (r->desc->version >= 2)
 		r->global_status |= status_bit;
+	if (pmi)
+		r->pmi_pending |= status_bit;
+}
+
+static bool gp_pmi(const struct archpmu_model_regs *r, u32 i)
+{
+	return r->evtsel[i] & ARCHPMU_EVTSEL_INT;
+}
+
+static bool fixed_pmi(const struct archpmu_model_regs *r, u32 j)
+{
+	return (r->fixed_ctrl >> ARCHPMU_FIXED_SHIFT(j)) & ARCHPMU_FIXED_PMI;
 }
 
 /* What one cycle with @x occurrences adds under the event select's filters. */
@@ -296,13 +310,13 @@ void archpmu_model_inject(struct archpmu_model_regs *r, u32 code, u64 count,
 	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
 		if (gp_counting(r, i, user) && (r->evtsel[i] & 0xffff) == code)
 			add(&r->pmc[i], filtered(r->evtsel[i], count), gp_mask,
-			    BIT_ULL(i), r);
+			    BIT_ULL(i), gp_pmi(r, i), r);
 	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
 		if (fixed_counting(r, i, user) &&
 		    (code == archpmu_fixed_event_code(i) ||
 		     archpmu_fixed_counter_of(code) == (int)i))
 			add(&r->fixed[i], count, fixed_mask,
-			    BIT_ULL(ARCHPMU_GLOBAL_FIXED_SHIFT + i), r);
+			    BIT_ULL(ARCHPMU_GLOBAL_FIXED_SHIFT + i), fixed_pmi(r, i), r);
 }
 
 /* What @ns of execution adds to a GP counter whose event occurs at @rate/us. */
@@ -335,13 +349,56 @@ void archpmu_model_advance(struct archpmu_model_regs *r, u64 ns, bool user,
 
 		if (gp_counting(r, i, user))
 			add(&r->pmc[i], advance_gp(r->evtsel[i], rate, ns), gp_mask,
-			    BIT_ULL(i), r);
+			    BIT_ULL(i), gp_pmi(r, i), r);
 	}
 	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++) {
 		u64 rate = archpmu_model_rate(archpmu_fixed_event_code(i)) * percent / 100;
 
 		if (fixed_counting(r, i, user))
 			add(&r->fixed[i], rate * ns / 1000, fixed_mask,
-			    BIT_ULL(ARCHPMU_GLOBAL_FIXED_SHIFT + i), r);
+			    BIT_ULL(ARCHPMU_GLOBAL_FIXED_SHIFT + i), fixed_pmi(r, i), r);
 	}
+}
+
+/* Nanoseconds until a counter with @dist events to go wraps at @rate/us, or U64_MAX. */
+static u64 ns_to_wrap(u64 dist, u64 rate)
+{
+	if (!rate || dist > ~0ULL / 1000 - rate)
+		return ~0ULL;
+	return (dist * 1000 + rate - 1) / rate;
+}
+
+u64 archpmu_model_advance_to_pmi(struct archpmu_model_regs *r, u64 ns, bool user,
+				 u32 percent)
+{
+	u64 gp_mask = archpmu_width_mask(r->desc->gp_width);
+	u64 fixed_mask = archpmu_width_mask(r->desc->fixed_width);
+	u64 step = ns, wrap;
+	u32 i;
+
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+		u64 sel = r->evtsel[i];
+
+		/* CMASK and edge count cycles, not events: at most one wrap a step. */
+		if (!gp_counting(r, i, user) || !gp_pmi(r, i) ||
+		    (sel & (ARCHPMU_EVTSEL_CMASK | ARCHPMU_EVTSEL_EDGE)))
+			continue;
+		wrap = ns_to_wrap(gp_mask - r->pmc[i] + 1,
+				  archpmu_model_rate(sel & 0xffff) * percent / 100);
+		step = wrap < step ? wrap : step;
+	}
+	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++) {
+		if (!fixed_counting(r, i, user) || !fixed_pmi(r, i))
+			continue;
+		wrap = ns_to_wrap(fixed_mask - r->fixed[i] + 1,
+				  archpmu_model_rate(archpmu_fixed_event_code(i)) * percent / 100);
+		step = wrap < step ? wrap : step;
+	}
+	/* At least a nanosecond: a skid past the wrap, as on hardware. */
+	if (!step)
+		step = 1;
+	if (step > ns)
+		step = ns;
+	archpmu_model_advance(r, step, user, percent);
+	return ns - step;
 }

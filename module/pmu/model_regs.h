@@ -17,6 +17,11 @@ struct archpmu_model_regs {
 	u64 global_ctrl;
 	u64 global_status;
 	u64 perf_metrics;
+	/*
+	 * Overflows that request a PMI (INT, or the fixed counter's PMI bit),
+	 * busy-mask bits: the backend delivers the interrupt and clears them.
+	 */
+	u64 pmi_pending;
 };
 
 /* Power-on state: everything 0, GLOBAL_CTRL enables the GP counters. */
@@ -33,7 +38,8 @@ u64 archpmu_model_inuse(const struct archpmu_model_regs *r);
 /*
  * Counting. Enabled counters (EN or the fixed ring bits, GLOBAL_CTRL on v2+,
  * not frozen on v4+, matching USR/OS) advance; a wrap at the width sets the
- * counter's GLOBAL_STATUS bit (v2+).
+ * counter's GLOBAL_STATUS bit (v2+), and its pmi_pending bit when the
+ * counter requests a PMI (on v1 too).
  *
  * archpmu_model_inject: @count occurrences of @code (event | umask << 8) in
  * one cycle at CPL 3 (@user) or 0. CMASK counts the cycle once if the
@@ -46,6 +52,13 @@ void archpmu_model_inject(struct archpmu_model_regs *r, u32 code, u64 count,
 			  bool user);
 void archpmu_model_advance(struct archpmu_model_regs *r, u64 ns, bool user,
 			   u32 percent);
+/*
+ * archpmu_model_advance up to the first overflow that requests a PMI, so
+ * that the PMI comes when it would on hardware and the handler's reload
+ * takes effect for the rest of @ns: returns the nanoseconds not yet run.
+ */
+u64 archpmu_model_advance_to_pmi(struct archpmu_model_regs *r, u64 ns, bool user,
+				 u32 percent);
 /* Events per microsecond of event @code in the model; 0 if it never occurs. */
 u64 archpmu_model_rate(u32 code);
 /* The model's core clock, cycles per microsecond. */

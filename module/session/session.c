@@ -37,6 +37,7 @@ static void session_free(struct archpmu_session *s)
 	if (!s)
 		return;
 	archpmu_count_teardown(&s->count);
+	archpmu_sample_teardown(&s->sample);
 	archpmu_claims_free(&s->cl);
 	kvfree(s->cl.cpus);
 	put_pid(s->holder.tgid);
@@ -62,7 +63,8 @@ void archpmu_session_destroy(struct archpmu_session *s)
 	cpus_read_unlock();
 	/*
 	 * Every CPU's live view stopped naming the session's events inside the
-	 * restore cross-calls above, so nothing in NMI can reach them now.
+	 * restore cross-calls above, so nothing in NMI can reach them, or the
+	 * session's rings, now.
 	 */
 	session_free(s);
 }
@@ -155,6 +157,7 @@ static struct archpmu_session *session_alloc(u32 nr_events)
 	s->cl.ev = s->ev;
 	s->cl.nr_events = nr_events;
 	archpmu_count_init(&s->count);
+	init_waitqueue_head(&s->sample.wq);
 	return s;
 }
 
@@ -167,6 +170,7 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 {
 	struct archpmu_event __user *uev = u64_to_user_ptr(cmd->events);
 	struct archpmu_session *s;
+	bool sampling;
 	u32 *cpus = NULL;
 	int ret;
 
@@ -193,6 +197,9 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 		ret = -EFAULT;
 		goto err_free;
 	}
+	ret = archpmu_sample_copy_in(cmd, s->specs, &sampling);
+	if (ret)
+		goto err_free;
 	if (cmd->nr_cpus) {
 		cpus = vmemdup_user(u64_to_user_ptr(cmd->cpus),
 				    array_size(cmd->nr_cpus, sizeof(*cpus)));
@@ -214,6 +221,11 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 	ret = archpmu_count_setup(&s->count, &s->cl);
 	if (ret)
 		goto err_release;
+	if (sampling) {
+		ret = archpmu_sample_setup(&s->sample, &s->cl, s->specs, cmd);
+		if (ret)
+			goto err_release;
+	}
 	ret = session_claim(s, cmd);
 	if (ret)
 		goto err_release;

@@ -11,6 +11,7 @@
 #include <linux/mutex.h>
 
 #include "../count/count.h"
+#include "../sample/sample.h"
 
 struct archpmu_session {
 	struct list_head node;	/* on archpmu_sessions, under archpmu_own_lock */
@@ -19,6 +20,9 @@ struct archpmu_session {
 	struct archpmu_event ev[ARCHPMU_MAX_EVENTS];
 	struct archpmu_claims cl;
 	struct archpmu_count count;
+	struct archpmu_sample sample;
+	/* COUNT_OPEN's sampling inputs, copied in before the locks. */
+	struct archpmu_sample_event specs[ARCHPMU_MAX_EVENTS];
 };
 
 /* Every live session; under archpmu_own_lock. */

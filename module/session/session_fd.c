@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A session's file: its own ioctl table (COUNT_START, STOP, RESET, READ),
- * and its release, which destroys the session. It is the descriptor
+ * mmap of a sampling session's rings and poll for their records, and its
+ * release, which destroys the session. It is the descriptor
  * COUNT_OPEN returns with ARCHPMU_COUNT_OPEN_FD, and the file a
  * /dev/archpmu file holds for a session opened without it.
  */
@@ -69,6 +70,20 @@ static long session_ioctl(struct file *file, unsigned int cmd, unsigned long arg
 				     file->private_data, cmd, arg);
 }
 
+static int session_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct archpmu_session *s = file->private_data;
+
+	return archpmu_sample_mmap(&s->sample, vma);
+}
+
+static __poll_t session_poll(struct file *file, poll_table *wait)
+{
+	struct archpmu_session *s = file->private_data;
+
+	return archpmu_sample_poll(&s->sample, file, wait);
+}
+
 static int session_release(struct inode *inode, struct file *file)
 {
 	/* NULL when a failed COUNT_OPEN destroyed the session itself. */
@@ -81,6 +96,8 @@ const struct file_operations archpmu_session_fops = {
 	.owner = THIS_MODULE,
 	.release = session_release,
 	.unlocked_ioctl = session_ioctl,
+	.mmap = session_mmap,
+	.poll = session_poll,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };

@@ -36,7 +36,18 @@ TEST_CASE("ABI structs have fixed, 8-byte aligned layouts", "[abi]")
     STATIC_REQUIRE(offsetof(archpmu_count_open, __reserved) == 48);
     STATIC_REQUIRE(offsetof(archpmu_count_open, busy_holder) == 64);
     STATIC_REQUIRE(offsetof(archpmu_count_open, busy_pid) == 68);
-    STATIC_REQUIRE(sizeof(archpmu_count_open) == 72);
+    // The third layout (96 bytes): sampling.
+    STATIC_REQUIRE(offsetof(archpmu_count_open, sample_events) == 72);
+    STATIC_REQUIRE(offsetof(archpmu_count_open, sample_flags) == 80);
+    STATIC_REQUIRE(offsetof(archpmu_count_open, ring_pages) == 84);
+    STATIC_REQUIRE(offsetof(archpmu_count_open, wakeup_bytes) == 88);
+    STATIC_REQUIRE(sizeof(archpmu_count_open) == 96);
+    STATIC_REQUIRE(sizeof(archpmu_sample_event) == 24);
+    // data_head and the rest where perf's struct perf_event_mmap_page has them.
+    STATIC_REQUIRE(offsetof(archpmu_ring_page, data_head) == 1024);
+    STATIC_REQUIRE(offsetof(archpmu_ring_page, data_tail) == 1032);
+    STATIC_REQUIRE(offsetof(archpmu_ring_page, data_offset) == 1040);
+    STATIC_REQUIRE(offsetof(archpmu_ring_page, data_size) == 1048);
 
     CHECK(archpmu_abi_c_sizes() == 80 + 128 + 24);  // the C view agrees
 }

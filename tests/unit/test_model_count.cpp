@@ -117,3 +117,41 @@ TEST_CASE("model: time advances counters at the documented rates", "[model][coun
     CHECK(m.rd(ARCHPMU_MSR_FIXED_CTR0 + 2) == 1000000 + 500000);
     CHECK(archpmu_model_rate(0x00d1) == 0);
 }
+
+TEST_CASE("model: an overflow with INT requests a PMI, one without does not", "[model][pmi]")
+{
+    const uint32_t version = GENERATE(1u, 4u);
+    Model m(version, 48);
+    const u64 mask = (1ULL << 48) - 1;
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0, 0x00c0 | kUsr | kEn | ARCHPMU_EVTSEL_INT);
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0 + 1, 0x00c0 | kUsr | kEn);
+    m.wr(ARCHPMU_MSR_PMC0, -5 & 0xffffffffULL);      // legacy write: sign-extended
+    m.wr(ARCHPMU_MSR_PMC0 + 1, -5 & 0xffffffffULL);
+    archpmu_model_inject(&m.regs, 0x00c0, 4, true);
+    CHECK(m.regs.pmi_pending == 0);
+    archpmu_model_inject(&m.regs, 0x00c0, 3, true);
+    CHECK(m.regs.pmi_pending == 1);  // counter 1 wrapped too, without INT
+    CHECK(m.rd(ARCHPMU_MSR_PMC0) == 2);
+    CHECK(m.rd(ARCHPMU_MSR_PMC0 + 1) == 2);
+    if (version >= 2)
+        CHECK(m.rd(ARCHPMU_MSR_GLOBAL_STATUS) == 3);  // both status bits
+    CHECK((m.rd(ARCHPMU_MSR_PMC0) & mask) == 2);
+}
+
+TEST_CASE("model: time advances up to the overflow that raises a PMI", "[model][pmi]")
+{
+    Model m(4, 48);
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0, 0x003c | kUsr | kEn | ARCHPMU_EVTSEL_INT);  // 3000/us
+    m.wr(ARCHPMU_MSR_PMC0, -3000 & 0xffffffffULL);
+    // 1 ms would be 3,000,000 cycles: the step stops after 1 us, at the wrap.
+    const u64 left = archpmu_model_advance_to_pmi(&m.regs, 1000000, true, 100);
+    CHECK(left == 1000000 - 1000);
+    CHECK(m.regs.pmi_pending == 1);
+    CHECK(m.rd(ARCHPMU_MSR_PMC0) == 0);
+    // Without INT nothing stops it.
+    m.regs.pmi_pending = 0;
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0, 0x003c | kUsr | kEn);
+    CHECK(archpmu_model_advance_to_pmi(&m.regs, left, true, 100) == 0);
+    CHECK(m.rd(ARCHPMU_MSR_PMC0) == 3000 * (left / 1000));
+    CHECK(m.regs.pmi_pending == 0);
+}

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The PMI handler and the sampling tick.
+ *
+ * The handler follows intel_pmu_handle_irq (pmu-spec.md §5.3): GLOBAL_CTRL
+ * = 0, read GLOBAL_STATUS, for each of our overflowed counters fold, reload
+ * -period and write a sample, ack through OVF_CTRL, again while our bits
+ * stay set (at most PMI_MAX_LOOPS times: then our counters stop until the
+ * tick), restore GLOBAL_CTRL and unmask LVTPC. v1 has no GLOBAL_STATUS, and
+ * another agent's handler (perf's, for the NMI watchdog) may ack our bits
+ * first, so a counter whose top bit is clear has also overflowed, as in
+ * x86_pmu_handle_irq. It claims only its own overflows.
+ *
+ * NMI rules: no lock, no allocation, no printk; wakeups go through each
+ * ring's irq_work. It reaches sessions only through the per-CPU context's
+ * live view (pmu/cpu_ctx.h).
+ *
+ * Throttling, like perf's: more than sample_max_rate samples a second on a
+ * CPU (counted per tick), or handler time above sample_cpu_percent of the
+ * tick (perf's perf_cpu_time_max_percent, 25 by default as there), stops
+ * the CPU's sampling counters until the next tick, with a THROTTLE
+ * and an UNTHROTTLE record. The tick also re-estimates the period of
+ * frequency events (perf_adjust_period) and writes pending LOST records.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/hrtimer.h>
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <asm/nmi.h>
+
+#include "record.h"
+
+#define TICK_NS			(4 * NSEC_PER_MSEC)
+#define PMI_MAX_LOOPS		100
+/* An NMI this soon after a release may be a PMI of the released counters. */
+#define RELEASE_GRACE_NS	NSEC_PER_MSEC
+#define MAX_RATE_LIMIT		10000000
+
+static uint sample_max_rate = 100000;
+
+static int max_rate_set(const char *text, const struct kernel_param *kp)
+{
+	uint v;
+	int ret = kstrtouint(text, 0, &v);
+
+	if (ret || !v || v > MAX_RATE_LIMIT) {
+		pr_err("sample_max_rate=%s: allowed 1-%u samples per second\n", text,
+		       MAX_RATE_LIMIT);
+		return -EINVAL;
+	}
+	WRITE_ONCE(sample_max_rate, v);
+	return 0;
+}
+
+static const struct kernel_param_ops max_rate_ops = {
+	.set = max_rate_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(sample_max_rate, &max_rate_ops, &sample_max_rate, 0644);
+MODULE_PARM_DESC(sample_max_rate, "Samples per second per CPU before throttling (default 100000)");
+
+static uint sample_cpu_percent = 25;
+
+static int cpu_percent_set(const char *text, const struct kernel_param *kp)
+{
+	uint v;
+	int ret = kstrtouint(text, 0, &v);
+
+	if (ret || !v || v > 100) {
+		pr_err("sample_cpu_percent=%s: allowed 1-100 (100: no time budget)\n", text);
+		return -EINVAL;
+	}
+	WRITE_ONCE(sample_cpu_percent, v);
+	return 0;
+}
+
+static const struct kernel_param_ops cpu_percent_ops = {
+	.set = cpu_percent_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(sample_cpu_percent, &cpu_percent_ops, &sample_cpu_percent, 0644);
+MODULE_PARM_DESC(sample_cpu_percent, "Percent of each CPU the PMI handler may take before throttling; 100: no limit (default 25)");
+
+/* The handler's time in a tick past which the CPU's sampling stops; 0: none. */
+static u64 tick_budget_ns(void)
+{
+	uint pct = READ_ONCE(sample_cpu_percent);
+
+	return pct >= 100 ? 0 : TICK_NS * pct / 100;
+}
+
+u32 archpmu_sample_max_rate(void)
+{
+	return READ_ONCE(sample_max_rate);
+}
+
+static u32 max_per_tick(void)
+{
+	return DIV_ROUND_UP_ULL((u64)READ_ONCE(sample_max_rate) * TICK_NS, NSEC_PER_SEC);
+}
+
+static DEFINE_MUTEX(pmi_lock);
+static unsigned int pmi_users;	/* sampling sessions, under pmi_lock */
+static bool pmi_ticking;	/* the ticks run on every online CPU */
+static DEFINE_PER_CPU(struct hrtimer, sample_ticks);
+static enum cpuhp_state pmi_hp_state;
+
+static int ctx_idx(unsigned int bit)
+{
+	return bit < ARCHPMU_BUSY_FIXED_SHIFT ? bit :
+	       ARCHPMU_LEGACY_GP + bit - ARCHPMU_BUSY_FIXED_SHIFT;
+}
+
+static bool global_msrs(const struct archpmu_cpu_ctx *ctx)
+{
+	return ctx->desc.version >= 2;
+}
+
+/* Stop (or start) one of our counters by its own enable (v1: no GLOBAL_CTRL). */
+static void v1_enable(struct archpmu_hw_event *hw, bool on)
+{
+	u32 msr = ARCHPMU_MSR_PERFEVTSEL0 + hw->counter;
+	u64 sel;
+
+	if (archpmu_rdmsr_local(msr, &sel))
+		return;
+	archpmu_wrmsr_local(msr, on ? sel | ARCHPMU_EVTSEL_EN : sel & ~ARCHPMU_EVTSEL_EN);
+}
+
+static void throttle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
+{
+	unsigned long todo = bits & READ_ONCE(ctx->sampling) & ~READ_ONCE(ctx->throttled);
+	unsigned int bit;
+
+	WRITE_ONCE(ctx->throttled, ctx->throttled | todo);
+	for_each_set_bit(bit, &todo, 64) {
+		struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
+
+		if (!hw)
+			continue;
+		if (!global_msrs(ctx))
+			v1_enable(hw, false);
+		archpmu_record_throttle(hw, true, now);
+	}
+}
+
+/* Our counters that overflowed: by GLOBAL_STATUS, or by their value. */
+static u64 overflowed(const struct archpmu_cpu_ctx *ctx, u64 sampling, u64 *status)
+{
+	unsigned long rest;
+	unsigned int bit;
+	u64 ovf = 0;
+
+	*status = 0;
+	if (global_msrs(ctx) && !archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_STATUS, status))
+		ovf = *status & sampling;
+	rest = sampling & ~ovf;
+	for_each_set_bit(bit, &rest, 64) {
+		struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
+		u32 width;
+		u64 raw;
+
+		if (!hw)
+			continue;
+		width = hw->counter & ARCHPMU_COUNTER_FIXED ? ctx->desc.fixed_width :
+			ctx->desc.gp_width;
+		/* From -period the top bit stays set until the counter wraps. */
+		if (width < 2 || hw->period >= BIT_ULL(width - 1))
+			continue;
+		if (archpmu_rdmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, false), &raw))
+			continue;
+		if (!(raw & BIT_ULL(width - 1)))
+			ovf |= BIT_ULL(bit);
+	}
+	return ovf;
+}
+
+static void handle_overflow(struct archpmu_cpu_ctx *ctx, unsigned int bit,
+			    struct pt_regs *regs, u64 now)
+{
+	struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
+	u64 mask, period, past, start;
+
+	if (!hw || !hw->smp)
+		return;
+	mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
+	archpmu_hw_event_update(ctx, hw);
+	period = READ_ONCE(hw->period);
+	/*
+	 * The events counted since the wrap belong to the next period (perf's
+	 * period_left), so N events give exactly N / period samples.
+	 */
+	past = local64_read(&hw->prev);
+	past = past & BIT_ULL(fls64(mask) - 1) ? 0 : past % period;
+	start = -(period - past) & mask;
+	archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
+	local64_set(&hw->prev, start);
+	archpmu_record_sample(ctx, hw, regs, period, now);
+	ctx->tick_samples++;
+	if (ctx->tick_samples > max_per_tick())
+		throttle(ctx, BIT_ULL(bit), now);
+}
+
+/* Nothing of ours: unless a release has just taken counters with a PMI on its way. */
+static int not_ours(struct archpmu_cpu_ctx *ctx)
+{
+	u64 released = READ_ONCE(ctx->released_ns);
+
+	if (released && ktime_get_mono_fast_ns() - released < RELEASE_GRACE_NS) {
+		WRITE_ONCE(ctx->released_ns, 0);
+		return NMI_HANDLED;
+	}
+	return NMI_DONE;
+}
+
+static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	u64 sampling = READ_ONCE(ctx->sampling);
+	bool global = global_msrs(ctx);
+	struct pt_regs *regs = NULL;
+	u64 t0, ctrl = 0, status, ovf;
+	unsigned long todo;
+	unsigned int bit;
+	int loops;
+
+	if (!sampling)
+		return not_ours(ctx);
+	t0 = ktime_get_mono_fast_ns();
+	if (global) {
+		if (archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, &ctrl))
+			return NMI_DONE;
+		archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, 0);
+	}
+	for (loops = 0; (ovf = overflowed(ctx, sampling, &status)); loops++) {
+		if (loops == PMI_MAX_LOOPS) {
+			/* Stuck: stop ours until the tick rather than loop on. */
+			throttle(ctx, sampling, t0);
+			if (global)
+				archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_OVF_CTRL, status & ovf);
+			break;
+		}
+		if (!regs)
+			regs = archpmu_backend->pmi_regs ?
+			       archpmu_backend->pmi_regs(nmi_regs) : nmi_regs;
+		if (global && (status & ovf))
+			archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_OVF_CTRL, status & ovf);
+		todo = ovf;
+		for_each_set_bit(bit, &todo, 64)
+			handle_overflow(ctx, bit, regs, t0);
+	}
+	ctx->tick_nmi_ns += ktime_get_mono_fast_ns() - t0;
+	if (loops && tick_budget_ns() && ctx->tick_nmi_ns > tick_budget_ns())
+		throttle(ctx, sampling, t0);
+	if (global)
+		archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL,
+				    ctrl & ~(READ_ONCE(ctx->throttled) & sampling));
+	if (!loops)
+		return not_ours(ctx);
+	if (archpmu_backend->pmi_unmask)
+		archpmu_backend->pmi_unmask();
+	return NMI_HANDLED;
+}
+
+/* perf_adjust_period: the period that gives @hw->freq samples a second, low-pass. */
+static void adjust_period(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw)
+{
+	u64 mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
+	u64 total = archpmu_hw_event_update(ctx, hw);
+	u64 delta = total - hw->freq_total;
+	u64 target, period = hw->period, start;
+	s64 step;
+
+	hw->freq_total = total;
+	if (!delta)
+		return;
+	target = div64_u64(delta * (NSEC_PER_SEC / TICK_NS), hw->freq) ?: 1;
+	step = (s64)(target - period);
+	step = step >= 0 ? (step + 7) / 8 : step / 8;
+	period = clamp_t(u64, period + step, 1, hw->period_max);
+	WRITE_ONCE(hw->period, period);
+	/* A counter far from its next overflow starts over with the new period. */
+	if (((-local64_read(&hw->prev)) & mask) > 8 * period) {
+		start = -period & mask;
+		archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
+		local64_set(&hw->prev, start);
+	}
+}
+
+static void unthrottle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
+{
+	unsigned long todo = bits;
+	unsigned int bit;
+	u64 ctrl;
+
+	WRITE_ONCE(ctx->throttled, ctx->throttled & ~bits);
+	for_each_set_bit(bit, &todo, 64) {
+		struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
+
+		if (!hw)
+			continue;
+		archpmu_record_throttle(hw, false, now);
+		if (!global_msrs(ctx))
+			v1_enable(hw, true);
+	}
+	if (global_msrs(ctx) && !archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, &ctrl))
+		archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, ctrl | bits);
+}
+
+static enum hrtimer_restart sample_tick(struct hrtimer *timer)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	u64 sampling = READ_ONCE(ctx->sampling);
+	unsigned long todo = sampling;
+	u64 now = ktime_get_mono_fast_ns();
+	unsigned int bit;
+
+	if (sampling) {
+		ctx->tick_samples = 0;
+		ctx->tick_nmi_ns = 0;
+		for_each_set_bit(bit, &todo, 64) {
+			struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
+
+			if (!hw || !hw->smp)
+				continue;
+			if (hw->freq)
+				adjust_period(ctx, hw);
+			archpmu_record_lost(&hw->smp->ring, now);
+		}
+		if (READ_ONCE(ctx->throttled) & sampling)
+			unthrottle(ctx, READ_ONCE(ctx->throttled) & sampling, now);
+	}
+	hrtimer_forward_now(timer, ns_to_ktime(TICK_NS));
+	return HRTIMER_RESTART;
+}
+
+/* On the CPU: sampling may begin here. */
+static void tick_start(void *unused)
+{
+	if (archpmu_backend->pmi_unmask)
+		archpmu_backend->pmi_unmask();
+	hrtimer_start(this_cpu_ptr(&sample_ticks), ns_to_ktime(TICK_NS),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+/* On the CPU, interrupts off: the tick cannot be running here. */
+static void tick_stop(void *unused)
+{
+	hrtimer_try_to_cancel(this_cpu_ptr(&sample_ticks));
+}
+
+int archpmu_pmi_get(void)
+{
+	int ret = 0;
+
+	mutex_lock(&pmi_lock);
+	if (!pmi_users) {
+		ret = register_nmi_handler(NMI_LOCAL, pmi_handler, 0, "archpmu");
+		if (ret) {
+			pr_err("registering the PMI handler failed (%d)\n", ret);
+			goto out;
+		}
+		WRITE_ONCE(pmi_ticking, true);
+		on_each_cpu(tick_start, NULL, 1);
+	}
+	pmi_users++;
+out:
+	mutex_unlock(&pmi_lock);
+	return ret;
+}
+
+void archpmu_pmi_put(void)
+{
+	cpus_read_lock();
+	mutex_lock(&pmi_lock);
+	if (!--pmi_users) {
+		WRITE_ONCE(pmi_ticking, false);
+		on_each_cpu(tick_stop, NULL, 1);
+		/* Waits for handlers still running on any CPU. */
+		unregister_nmi_handler(NMI_LOCAL, "archpmu");
+	}
+	mutex_unlock(&pmi_lock);
+	cpus_read_unlock();
+}
+
+static int pmi_cpu_online(unsigned int cpu)
+{
+	if (READ_ONCE(pmi_ticking)) {
+		local_irq_disable();
+		tick_start(NULL);
+		local_irq_enable();
+	}
+	return 0;
+}
+
+static int pmi_cpu_offline(unsigned int cpu)
+{
+	hrtimer_cancel(this_cpu_ptr(&sample_ticks));
+	return 0;
+}
+
+int archpmu_pmi_init(void)
+{
+	unsigned int cpu;
+	int ret;
+
+	for_each_possible_cpu(cpu) {
+		struct hrtimer *t = per_cpu_ptr(&sample_ticks, cpu);
+
+		hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+		t->function = sample_tick;
+	}
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "archpmu/sample:online",
+					pmi_cpu_online, pmi_cpu_offline);
+	if (ret < 0)
+		return ret;
+	pmi_hp_state = ret;
+	return 0;
+}
+
+void archpmu_pmi_exit(void)
+{
+	cpuhp_remove_state_nocalls(pmi_hp_state);
+}

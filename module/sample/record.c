@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Writing records into a ring: samples, LOST, THROTTLE and UNTHROTTLE, in
+ * perf's layout for sample_type IDENTIFIER | IP | TID | TIME | ID | CPU |
+ * PERIOD (| READ, group format with ids) and sample_id_all, so user space
+ * can copy them into a perf.data file unchanged.
+ */
+#include <linux/perf_event.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+
+#include "record.h"
+
+/* The sample_id trailer of non-sample records. */
+struct record_id {
+	u32 pid, tid;
+	u64 time;
+	u64 id;
+	u32 cpu, res;
+	u64 identifier;
+};
+
+struct record_sample {
+	struct perf_event_header header;
+	u64 identifier;
+	u64 ip;
+	u32 pid, tid;
+	u64 time;
+	u64 id;
+	u32 cpu, res;
+	u64 period;
+};
+
+struct record_lost {
+	struct perf_event_header header;
+	u64 id;
+	u64 lost;
+	struct record_id sid;
+};
+
+struct record_throttle {
+	struct perf_event_header header;
+	u64 time;
+	u64 id;
+	u64 stream_id;
+	struct record_id sid;
+};
+
+static void fill_id(struct record_id *sid, u64 id, u64 now)
+{
+	sid->pid = task_tgid_nr(current);
+	sid->tid = task_pid_nr(current);
+	sid->time = now;
+	sid->id = id;
+	sid->cpu = smp_processor_id();
+	sid->res = 0;
+	sid->identifier = id;
+}
+
+bool archpmu_record_sample(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
+			   struct pt_regs *regs, u64 period, u64 now)
+{
+	struct archpmu_sampler *smp = hw->smp;
+	struct archpmu_ring *r = &smp->ring;
+	struct archpmu_ring_handle h;
+	struct record_sample rec;
+	u32 size = sizeof(rec);
+	unsigned int i;
+
+	archpmu_record_lost(r, now);
+	if (smp->read_group)
+		size += sizeof(u64) + smp->nr_events * 2 * sizeof(u64);
+	if (!archpmu_ring_begin(&h, r, size)) {
+		r->lost_id = hw->id;
+		local64_inc(&r->lost);
+		r->page->lost++;
+		return false;
+	}
+	rec.header.type = ARCHPMU_RECORD_SAMPLE;
+	rec.header.misc = user_mode(regs) ? ARCHPMU_RECORD_MISC_USER :
+			  ARCHPMU_RECORD_MISC_KERNEL;
+	rec.header.size = size;
+	rec.identifier = hw->id;
+	rec.ip = instruction_pointer(regs);
+	rec.pid = task_tgid_nr(current);
+	rec.tid = task_pid_nr(current);
+	rec.time = now;
+	rec.id = hw->id;
+	rec.cpu = smp_processor_id();
+	rec.res = 0;
+	rec.period = period;
+	archpmu_ring_put(&h, &rec, sizeof(rec));
+	if (smp->read_group) {
+		u64 nr = smp->nr_events;
+
+		archpmu_ring_put(&h, &nr, sizeof(nr));
+		for (i = 0; i < smp->nr_events; i++) {
+			u64 v[2] = { archpmu_hw_event_update(ctx, &smp->hw[i]), smp->hw[i].id };
+
+			archpmu_ring_put(&h, v, sizeof(v));
+		}
+	}
+	archpmu_ring_end(&h);
+	r->page->samples++;
+	return true;
+}
+
+void archpmu_record_lost(struct archpmu_ring *r, u64 now)
+{
+	u64 lost = local64_read(&r->lost);
+	struct archpmu_ring_handle h;
+	struct record_lost rec;
+
+	if (likely(!lost) || !archpmu_ring_begin(&h, r, sizeof(rec)))
+		return;
+	rec.header.type = ARCHPMU_RECORD_LOST;
+	rec.header.misc = 0;
+	rec.header.size = sizeof(rec);
+	rec.id = r->lost_id;
+	rec.lost = lost;
+	fill_id(&rec.sid, r->lost_id, now);
+	archpmu_ring_put(&h, &rec, sizeof(rec));
+	archpmu_ring_end(&h);
+	/* Drops that came in meanwhile (an NMI over the tick) stay for the next. */
+	local64_sub(lost, &r->lost);
+}
+
+void archpmu_record_throttle(struct archpmu_hw_event *hw, bool throttle, u64 now)
+{
+	struct archpmu_ring *r = &hw->smp->ring;
+	struct archpmu_ring_handle h;
+	struct record_throttle rec;
+
+	if (throttle)
+		r->page->throttled++;
+	if (!archpmu_ring_begin(&h, r, sizeof(rec)))
+		return;
+	rec.header.type = throttle ? ARCHPMU_RECORD_THROTTLE : ARCHPMU_RECORD_UNTHROTTLE;
+	rec.header.misc = 0;
+	rec.header.size = sizeof(rec);
+	rec.time = now;
+	rec.id = hw->id;
+	rec.stream_id = hw->id;
+	fill_id(&rec.sid, hw->id, now);
+	archpmu_ring_put(&h, &rec, sizeof(rec));
+	archpmu_ring_end(&h);
+}

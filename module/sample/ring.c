@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sample rings; ring.h says who writes them. The barriers are perf's
+ * (kernel/events/ring_buffer.c, perf_output_put_handle): the reservation's
+ * control dependency on data_tail orders the reader's tail store before
+ * our data stores (A matches D); smp_wmb() orders the data before data_head
+ * (B matches C, the reader's read barrier).
+ */
+#include <linux/mm.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+
+#include "ring.h"
+
+static void ring_wakeup(struct irq_work *work)
+{
+	struct archpmu_ring *r = container_of(work, struct archpmu_ring, wakeup);
+
+	wake_up_all(r->wq);
+}
+
+int archpmu_ring_alloc(struct archpmu_ring *r, unsigned int cpu, u32 pages,
+		       u32 wakeup_bytes, wait_queue_head_t *wq)
+{
+	r->size = (u64)pages * PAGE_SIZE;
+	r->map_size = PAGE_SIZE + r->size;
+	r->page = vmalloc_user(r->map_size);
+	if (!r->page)
+		return -ENOMEM;
+	r->data = (u8 *)r->page + PAGE_SIZE;
+	r->wakeup_bytes = wakeup_bytes ? min_t(u64, wakeup_bytes, r->size) : r->size / 4;
+	local_set(&r->nest, 0);
+	local64_set(&r->head, 0);
+	local64_set(&r->lost, 0);
+	r->wakeup_head = 0;
+	r->wq = wq;
+	init_irq_work(&r->wakeup, ring_wakeup);
+	r->page->version = 1;
+	r->page->cpu = cpu;
+	r->page->data_offset = PAGE_SIZE;
+	r->page->data_size = r->size;
+	return 0;
+}
+
+void archpmu_ring_free(struct archpmu_ring *r)
+{
+	if (!r->page)
+		return;
+	irq_work_sync(&r->wakeup);
+	vfree(r->page);
+	r->page = NULL;
+}
+
+bool archpmu_ring_begin(struct archpmu_ring_handle *h, struct archpmu_ring *r, u32 size)
+{
+	u64 tail, offset, head;
+
+	h->ring = r;
+	local_inc(&r->nest);
+	do {
+		tail = READ_ONCE(r->page->data_tail);
+		offset = local64_read(&r->head);
+		head = offset + size;
+		if (unlikely(head - tail > r->size)) {
+			archpmu_ring_end(h);
+			return false;
+		}
+	} while (local64_cmpxchg(&r->head, offset, head) != offset);
+	h->offset = offset;
+	return true;
+}
+
+void archpmu_ring_put(struct archpmu_ring_handle *h, const void *src, u32 len)
+{
+	struct archpmu_ring *r = h->ring;
+	u64 at = h->offset & (r->size - 1);
+	u32 first = min_t(u64, len, r->size - at);
+
+	memcpy(r->data + at, src, first);
+	if (len > first)
+		memcpy(r->data, (const u8 *)src + first, len - first);
+	h->offset += len;
+}
+
+void archpmu_ring_end(struct archpmu_ring_handle *h)
+{
+	struct archpmu_ring *r = h->ring;
+	u64 head;
+
+again:
+	head = local64_read(&r->head);
+	/* A nested writer leaves the publishing to the one it interrupted. */
+	if (!local_dec_and_test(&r->nest))
+		return;
+	smp_wmb();	/* B, matches C */
+	WRITE_ONCE(r->page->data_head, head);
+	/* A writer that nested after the read above published nothing. */
+	if (unlikely(head != local64_read(&r->head))) {
+		local_inc(&r->nest);
+		goto again;
+	}
+	if (head - r->wakeup_head >= r->wakeup_bytes) {
+		r->wakeup_head = head;
+		irq_work_queue(&r->wakeup);
+	}
+}
+
+u64 archpmu_ring_ready(const struct archpmu_ring *r)
+{
+	return READ_ONCE(r->page->data_head) - READ_ONCE(r->page->data_tail);
+}

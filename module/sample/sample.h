@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Sampling: the PMI handler and the sampling tick (pmi.c), the rings
+ * (ring.c) and a session's samplers, one per CPU (sample.c).
+ *
+ * Lifetime: a session's samplers and rings are allocated before its
+ * counters are programmed and freed only after the release cross-calls
+ * have cleared every CPU's live view, so the NMI handler, which reaches
+ * them only through the live view, never sees them freed. The NMI handler
+ * is registered while any sampling session exists.
+ */
+#ifndef ARCHPMU_SAMPLE_SAMPLE_H
+#define ARCHPMU_SAMPLE_SAMPLE_H
+
+#include <linux/fs.h>
+#include <linux/poll.h>
+#include <linux/wait.h>
+
+#include "../own/own.h"
+#include "ring.h"
+
+/* One session's sampling on one CPU. */
+struct archpmu_sampler {
+	struct archpmu_ring ring;
+	struct archpmu_hw_event *hw;	/* the claim's events, for group reads */
+	unsigned int nr_events;
+	bool read_group;		/* ARCHPMU_SAMPLE_READ */
+};
+
+/* A session's sampling. */
+struct archpmu_sample {
+	struct archpmu_sampler *smp;	/* one per claim, in claim order */
+	unsigned int nr;
+	u32 ring_pages;
+	bool registered;		/* holds a reference on the PMI handler */
+	wait_queue_head_t wq;
+};
+
+/*
+ * COUNT_OPEN, before the locks: check the sampling fields of @cmd and
+ * copy in the per-event specs (@specs has ARCHPMU_MAX_EVENTS entries).
+ * Returns 0 with *@sampling false for a counting session.
+ */
+int archpmu_sample_copy_in(const struct archpmu_count_open *cmd,
+			   struct archpmu_sample_event *specs, bool *sampling);
+/*
+ * Under the locks, after the plan: check each period against the counter
+ * it got on each CPU (-ERANGE, @cmd's bad_event and bad_cpu say where),
+ * allocate the rings and set the events' sampling fields.
+ */
+int archpmu_sample_setup(struct archpmu_sample *sm, struct archpmu_claims *cl,
+			 const struct archpmu_sample_event *specs,
+			 struct archpmu_count_open *cmd);
+/* After the claims are released. */
+void archpmu_sample_teardown(struct archpmu_sample *sm);
+
+int archpmu_sample_mmap(struct archpmu_sample *sm, struct vm_area_struct *vma);
+__poll_t archpmu_sample_poll(struct archpmu_sample *sm, struct file *file,
+			     poll_table *wait);
+
+/* pmi.c */
+int archpmu_pmi_get(void);	/* a sampling session begins: the handler is there */
+void archpmu_pmi_put(void);
+int archpmu_pmi_init(void);
+void archpmu_pmi_exit(void);
+/* The module parameter sample_max_rate: samples per second per CPU. */
+u32 archpmu_sample_max_rate(void);
+
+#endif /* ARCHPMU_SAMPLE_SAMPLE_H */

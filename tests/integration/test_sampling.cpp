@@ -1,0 +1,749 @@
+// SPDX-License-Identifier: MIT
+// Sampling through the raw ABI: a period, exact sample counts from injected
+// events, the counter reloaded, group reads, the rings' perf protocol, LOST
+// and THROTTLE records, a counter without INT raising no PMI, samples of
+// time-driven counting landing in the user code that ran, teardown while
+// sampling, and each bad input with its errno.
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "archpmu.h"
+#include "archpmu/device.hpp"
+#include "archpmu/unique_fd.hpp"
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+using archpmu::UniqueFd;
+
+namespace {
+
+// Exact counts: no time-driven counting, and no time budget (a PMI under
+// QEMU/TCG takes far longer than on hardware).
+constexpr const char* kExact =
+    "backend=model model_rate_percent=0 model_version=4 sample_cpu_percent=100";
+constexpr uint32_t kInstructions = 0x00c0;
+constexpr uint32_t kBranches = 0x00c4;
+constexpr uint64_t kUsr = ARCHPMU_EVTSEL_USR;
+constexpr const char* kMaxRate = "/sys/module/archpmu/parameters/sample_max_rate";
+
+struct Sample {
+    uint32_t type = 0;
+    uint16_t misc = 0;
+    uint64_t ip = 0, time = 0, id = 0, period = 0, lost = 0;
+    uint32_t pid = 0, tid = 0, cpu = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> group;  // value, id
+};
+
+struct SampleOpen {
+    std::vector<archpmu_event> events;
+    std::vector<archpmu_sample_event> specs;
+    std::vector<uint32_t> cpus;
+    uint32_t sample_flags = 0;
+    uint32_t ring_pages = 0;
+    uint32_t flags = ARCHPMU_COUNT_OPEN_FD;
+    archpmu_count_open op{};
+
+    // The fd, or -errno.
+    int open(int dev)
+    {
+        op = {};
+        op.size = sizeof(op);
+        op.flags = flags;
+        op.nr_events = static_cast<uint32_t>(events.size());
+        op.events = reinterpret_cast<uintptr_t>(events.data());
+        op.nr_cpus = static_cast<uint32_t>(cpus.size());
+        op.cpus = reinterpret_cast<uintptr_t>(cpus.data());
+        op.sample_events = specs.empty() ? 0 : reinterpret_cast<uintptr_t>(specs.data());
+        op.sample_flags = sample_flags;
+        op.ring_pages = ring_pages;
+        const int fd = ::ioctl(dev, ARCHPMU_IOC_COUNT_OPEN, &op);
+        return fd < 0 ? -errno : fd;
+    }
+};
+
+// One CPU's ring, mapped, read with perf's protocol.
+class Ring {
+public:
+    Ring(int fd, unsigned index, uint32_t pages)
+        : len_((1 + pages) * static_cast<size_t>(::getpagesize()))
+    {
+        base_ = ::mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                       static_cast<off_t>(index * len_));
+        REQUIRE(base_ != MAP_FAILED);
+    }
+    Ring(const Ring&) = delete;
+    Ring& operator=(const Ring&) = delete;
+    ~Ring() { ::munmap(base_, len_); }
+
+    archpmu_ring_page* page() const { return static_cast<archpmu_ring_page*>(base_); }
+
+    // Every record between data_tail and data_head; the tail then moves on.
+    std::vector<Sample> drain()
+    {
+        auto* pg = page();
+        const uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+        uint64_t tail = pg->data_tail;
+        const auto* data = static_cast<const uint8_t*>(base_) + pg->data_offset;
+        const uint64_t size = pg->data_size;
+        std::vector<Sample> out;
+        while (tail < head) {
+            std::vector<uint8_t> rec(8);
+            copy(data, size, tail, rec.data(), 8);
+            uint16_t rsize = 0;
+            std::memcpy(&rsize, rec.data() + 6, 2);
+            REQUIRE(rsize >= 8);
+            REQUIRE(rsize % 8 == 0);
+            rec.resize(rsize);
+            copy(data, size, tail, rec.data(), rsize);
+            out.push_back(parse(rec));
+            tail += rsize;
+        }
+        __atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+        return out;
+    }
+
+private:
+    static void copy(const uint8_t* data, uint64_t size, uint64_t at, uint8_t* dst, size_t n)
+    {
+        for (size_t i = 0; i < n; i++)
+            dst[i] = data[(at + i) & (size - 1)];
+    }
+
+    static Sample parse(const std::vector<uint8_t>& rec)
+    {
+        Sample s;
+        const auto u64 = [&](size_t off) {
+            uint64_t v = 0;
+            std::memcpy(&v, rec.data() + off, 8);
+            return v;
+        };
+        const auto u32 = [&](size_t off) {
+            uint32_t v = 0;
+            std::memcpy(&v, rec.data() + off, 4);
+            return v;
+        };
+        s.type = u32(0);
+        std::memcpy(&s.misc, rec.data() + 4, 2);
+        if (s.type == ARCHPMU_RECORD_SAMPLE) {
+            REQUIRE(u64(8) == u64(40));  // IDENTIFIER and ID agree
+            s.ip = u64(16);
+            s.pid = u32(24);
+            s.tid = u32(28);
+            s.time = u64(32);
+            s.id = u64(40);
+            s.cpu = u32(48);
+            s.period = u64(56);
+            if (rec.size() > 64) {
+                const uint64_t nr = u64(64);
+                REQUIRE(rec.size() == 72 + nr * 16);
+                for (uint64_t i = 0; i < nr; i++)
+                    s.group.emplace_back(u64(72 + i * 16), u64(80 + i * 16));
+            }
+        } else if (s.type == ARCHPMU_RECORD_LOST) {
+            s.id = u64(8);
+            s.lost = u64(16);
+            s.cpu = u32(48);
+        } else {
+            s.time = u64(8);
+            s.id = u64(16);
+            s.cpu = u32(48);
+        }
+        return s;
+    }
+
+    size_t len_;
+    void* base_ = nullptr;
+};
+
+UniqueFd open_device()
+{
+    UniqueFd fd(::open("/dev/archpmu", O_RDWR | O_CLOEXEC));
+    REQUIRE(fd.valid());
+    return fd;
+}
+
+int control(int fd, unsigned long request)
+{
+    archpmu_count_ctl ctl{};
+    ctl.size = sizeof(ctl);
+    return ::ioctl(fd, request, &ctl) == 0 ? 0 : errno;
+}
+
+uint64_t count_of(int fd, uint32_t cpu, uint32_t event)
+{
+    std::vector<archpmu_count_value> vals(256);
+    archpmu_count_read rd{};
+    rd.size = sizeof(rd);
+    rd.nr_values = static_cast<uint32_t>(vals.size());
+    rd.values = reinterpret_cast<uintptr_t>(vals.data());
+    REQUIRE(::ioctl(fd, ARCHPMU_IOC_COUNT_READ, &rd) == 0);
+    for (uint32_t i = 0; i < rd.nr_values; i++)
+        if (vals[i].cpu == cpu && vals[i].event == event)
+            return vals[i].value;
+    FAIL("no value");
+    return 0;
+}
+
+size_t count_type(const std::vector<Sample>& recs, uint32_t type)
+{
+    size_t n = 0;
+    for (const auto& r : recs)
+        n += r.type == type;
+    return n;
+}
+
+// NMIs taken so far by a CPU (/proc/interrupts).
+uint64_t nmis(unsigned cpu)
+{
+    std::ifstream in("/proc/interrupts");
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream ls(line);
+        std::string label;
+        ls >> label;
+        if (label != "NMI:")
+            continue;
+        uint64_t v = 0;
+        for (unsigned i = 0; i <= cpu; i++)
+            ls >> v;
+        return v;
+    }
+    FAIL("no NMI line in /proc/interrupts");
+    return 0;
+}
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+// ARCHPMU_IOC_MODEL_INJECT on an open device, for injections in quick succession.
+void inject(int dev, unsigned cpu, uint32_t code, uint64_t count)
+{
+    archpmu_model_inject cmd{};
+    cmd.size = sizeof(cmd);
+    cmd.flags = ARCHPMU_INJECT_USR;
+    cmd.cpu = cpu;
+    cmd.event = code;
+    cmd.count = count;
+    REQUIRE(::ioctl(dev, ARCHPMU_IOC_MODEL_INJECT, &cmd) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("period P over N injected events gives exactly N / P samples", "[sampling]")
+{
+    LoadedModule mod(kExact);
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    SampleOpen so;
+    so.events = {{kInstructions | kUsr, ARCHPMU_EVENT_GP_ONLY, 0}, {kBranches | kUsr, 0, 0}};
+    so.specs = {{100, 11, 0, 0}, {0, 12, 0, 0}};
+    so.cpus = {cpu};
+    so.sample_flags = ARCHPMU_SAMPLE_READ;
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    REQUIRE(ring.page()->cpu == cpu);
+    REQUIRE(ring.page()->data_size == ARCHPMU_RING_DEFAULT_PAGES * uint64_t(::getpagesize()));
+
+    const uint64_t before = nmis(cpu);
+    uint64_t injected = 0;
+    for (int i = 0; i < 27; i++) {  // 27 * 37 = 999: 9 samples, in steps that straddle
+        inject(dev.get(), cpu, kInstructions, 37);
+        injected += 37;
+    }
+    inject_events(cpu, kBranches, 5);
+    const auto recs = ring.drain();
+    REQUIRE(count_type(recs, ARCHPMU_RECORD_SAMPLE) == injected / 100);
+    CHECK(nmis(cpu) - before >= injected / 100);
+    uint64_t n = 0;
+    for (const auto& s : recs) {
+        REQUIRE(s.type == ARCHPMU_RECORD_SAMPLE);
+        CHECK(s.period == 100);
+        CHECK(s.id == 11);
+        CHECK(s.cpu == cpu);
+        CHECK(s.misc == ARCHPMU_RECORD_MISC_KERNEL);  // an injection interrupts the ioctl
+        REQUIRE(s.group.size() == 2);
+        CHECK(s.group[0].second == 11);
+        CHECK(s.group[1].second == 12);
+        n++;
+        // The count after the injection that crossed the n-th overflow.
+        CHECK(s.group[0].first == 37 * ((100 * n + 36) / 37));
+        CHECK(s.group[1].first == 0);        // branches came after
+    }
+    CHECK(ring.page()->samples == injected / 100);
+    CHECK(ring.page()->lost == 0);
+    CHECK(count_of(fd, cpu, 0) == injected);
+    CHECK(count_of(fd, cpu, 1) == 5);
+
+    // The counter was reloaded: 99 events past the last sample, one more gives one.
+    inject_events(cpu, kInstructions, 1);
+    const auto one = ring.drain();
+    REQUIRE(count_type(one, ARCHPMU_RECORD_SAMPLE) == 1);
+    CHECK(one[0].group[0].first == 1000);
+    CHECK(one[0].group[1].first == 5);
+}
+
+TEST_CASE("a counter without INT raises no PMI, though its status bit sets", "[sampling]")
+{
+    LoadedModule mod("backend=model model_rate_percent=0 model_version=4 model_gp_width=8");
+    const auto dev = open_device();
+    archpmu::Device d("/dev/archpmu");
+    const unsigned cpu = online_cpus().back();
+    SampleOpen so;
+    so.events = {{kBranches | kUsr, ARCHPMU_EVENT_GP_ONLY, 0}};
+    so.cpus = {cpu};
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    const uint64_t before = nmis(cpu);
+    inject_events(cpu, kBranches, 300);  // wraps the 8-bit counter
+    CHECK(d.model_read_msr(cpu, 0x38e) & 1);
+    CHECK(nmis(cpu) == before);
+    REQUIRE(::mmap(nullptr, 8192, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED);
+    CHECK(errno == ENODEV);
+}
+
+TEST_CASE("a fixed counter samples, on v2 and v5 layouts too", "[sampling]")
+{
+    const char* params = GENERATE(
+        "backend=model model_rate_percent=0 model_version=2 sample_cpu_percent=100",
+        "backend=model model_rate_percent=0 model_version=5 model_full_width=1 "
+        "sample_cpu_percent=100");
+    LoadedModule mod(params);
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().front();
+    SampleOpen so;
+    so.events = {{kInstructions, 0, 0}};
+    so.specs = {{1000, 7, 0, 0}};
+    so.cpus = {cpu};
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    REQUIRE(so.events[0].counter == (ARCHPMU_COUNTER_FIXED | 0));
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    for (int i = 0; i < 5; i++)
+        inject_events(cpu, kInstructions, 1000);
+    const auto recs = ring.drain();
+    CHECK(count_type(recs, ARCHPMU_RECORD_SAMPLE) == 5);
+}
+
+TEST_CASE("v1 has no status MSR: overflows are found by the counter's value", "[sampling]")
+{
+    LoadedModule mod("backend=model model_rate_percent=0 model_version=1 sample_cpu_percent=100");
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().front();
+    SampleOpen so;
+    so.events = {{kBranches | kUsr, 0, 0}};
+    so.specs = {{50, 3, 0, 0}};
+    so.cpus = {cpu};
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    for (int i = 0; i < 10; i++)
+        inject_events(cpu, kBranches, 25);
+    CHECK(count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) == 5);
+    CHECK(count_of(fd, cpu, 0) == 250);
+}
+
+TEST_CASE("a full ring drops samples and LOST records count every one", "[sampling]")
+{
+    LoadedModule mod(kExact);
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    SampleOpen so;
+    so.events = {{kInstructions | kUsr, 0, 0}};
+    so.specs = {{10, 5, 0, 0}};
+    so.cpus = {cpu};
+    so.ring_pages = 1;
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, 1);
+    constexpr uint64_t kProduced = 200;  // 64-byte samples: 64 fit in a page
+    for (uint64_t i = 0; i < kProduced; i++)
+        inject(dev.get(), cpu, kInstructions, 10);
+    auto recs = ring.drain();
+    const uint64_t delivered_first = count_type(recs, ARCHPMU_RECORD_SAMPLE);
+    CHECK(delivered_first < kProduced);
+    CHECK(ring.page()->lost == kProduced - delivered_first);
+    sleep_ms(20);  // a sampling tick writes the LOST record once there is room
+    auto more = ring.drain();
+    uint64_t lost = 0;
+    for (const auto& r : more)
+        if (r.type == ARCHPMU_RECORD_LOST) {
+            lost += r.lost;
+            CHECK(r.id == 5);
+            CHECK(r.cpu == cpu);
+        }
+    CHECK(lost == kProduced - delivered_first);
+    CHECK(ring.page()->samples == delivered_first);
+}
+
+TEST_CASE("over sample_max_rate a counter is throttled until the next tick", "[sampling]")
+{
+    LoadedModule mod(kExact);
+    write_file(kMaxRate, "100");  // one sample per 4 ms tick
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    SampleOpen so;
+    so.events = {{kInstructions | kUsr, 0, 0}};
+    so.specs = {{10, 9, 0, 0}};
+    so.cpus = {cpu};
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    for (int i = 0; i < 20; i++)
+        inject(dev.get(), cpu, kInstructions, 10);
+    sleep_ms(20);
+    const auto recs = ring.drain();
+    CHECK(count_type(recs, ARCHPMU_RECORD_THROTTLE) >= 1);
+    CHECK(count_type(recs, ARCHPMU_RECORD_UNTHROTTLE) >= 1);
+    CHECK(count_type(recs, ARCHPMU_RECORD_SAMPLE) < 20);
+    CHECK(ring.page()->throttled >= 1);
+    // Throttled, the counter stopped: fewer events counted than injected.
+    CHECK(count_of(fd, cpu, 0) < 200);
+    write_file(kMaxRate, "100000");
+}
+
+TEST_CASE("past sample_cpu_percent of handler time a CPU's sampling is throttled",
+          "[sampling]")
+{
+    LoadedModule mod("backend=model model_rate_percent=0 model_version=4 sample_cpu_percent=1");
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    SampleOpen so;
+    so.events = {{kInstructions | kUsr, 0, 0}};
+    so.specs = {{1, 9, 0, 0}};
+    so.cpus = {cpu};
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    // 40 us of handler time per 4 ms tick: a burst of PMIs goes past it.
+    for (int i = 0; i < 200; i++)
+        inject(dev.get(), cpu, kInstructions, 1);
+    sleep_ms(20);
+    const auto recs = ring.drain();
+    CHECK(count_type(recs, ARCHPMU_RECORD_THROTTLE) >= 1);
+    CHECK(count_type(recs, ARCHPMU_RECORD_UNTHROTTLE) >= 1);
+    CHECK(count_type(recs, ARCHPMU_RECORD_SAMPLE) < 200);
+}
+
+TEST_CASE("period 1 on cycles is throttled and the guest stays responsive", "[sampling]")
+{
+    LoadedModule mod("backend=model model_version=4");
+    const auto dev = open_device();
+    SampleOpen so;
+    so.events = {{0x003c, 0, 0}};
+    so.specs = {{1, 4, 0, 0}};
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    std::vector<std::unique_ptr<Ring>> rings;
+    for (unsigned i = 0; i < so.op.nr_cpus_opened; i++)
+        rings.push_back(std::make_unique<Ring>(fd, i, ARCHPMU_RING_DEFAULT_PAGES));
+    const auto t0 = std::chrono::steady_clock::now();
+    sleep_ms(200);
+    const auto slept = std::chrono::steady_clock::now() - t0;
+    CHECK(slept < std::chrono::milliseconds(1000));
+    REQUIRE(control(fd, ARCHPMU_IOC_COUNT_STOP) == 0);
+    sleep_ms(20);
+    size_t throttles = 0, unthrottles = 0, samples = 0;
+    for (auto& r : rings) {
+        const auto recs = r->drain();
+        throttles += count_type(recs, ARCHPMU_RECORD_THROTTLE);
+        unthrottles += count_type(recs, ARCHPMU_RECORD_UNTHROTTLE);
+        samples += count_type(recs, ARCHPMU_RECORD_SAMPLE);
+    }
+    INFO(samples << " samples, " << throttles << " throttles, " << unthrottles << " unthrottles");
+    CHECK(samples > 0);
+    CHECK(throttles >= 1);
+    CHECK(unthrottles >= 1);
+}
+
+TEST_CASE("time-driven samples land in the user code that ran, with its pid", "[sampling]")
+{
+    LoadedModule mod("backend=model model_version=4");
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    SampleOpen so;
+    so.events = {{kInstructions | kUsr, 0, 0}};
+    so.specs = {{1000, 21, ARCHPMU_SAMPLE_FREQ, 0}};
+    so.cpus = {cpu};
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        ::sched_setaffinity(0, sizeof(set), &set);
+        const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
+        volatile uint64_t x = 0;
+        while (std::chrono::steady_clock::now() < end)
+            x = x + 1;
+        ::_exit(0);
+    }
+    std::vector<Sample> recs;
+    int status = 0;
+    while (::waitpid(child, &status, WNOHANG) == 0) {
+        pollfd p{fd, POLLIN, 0};
+        ::poll(&p, 1, 50);
+        auto more = ring.drain();
+        recs.insert(recs.end(), more.begin(), more.end());
+    }
+    auto more = ring.drain();
+    recs.insert(recs.end(), more.begin(), more.end());
+    size_t samples = 0, in_child = 0;
+    for (const auto& s : recs) {
+        if (s.type != ARCHPMU_RECORD_SAMPLE)
+            continue;
+        samples++;
+        CHECK(s.misc == ARCHPMU_RECORD_MISC_USER);  // instructions:u
+        if (static_cast<pid_t>(s.pid) == child && s.tid == s.pid)
+            in_child++;
+    }
+    INFO("samples " << samples << ", in the child " << in_child);
+    // -F 1000 over 0.6 s; the model's tick is 1 ms, so at most one per ms.
+    CHECK(samples >= 200);
+    CHECK(in_child * 10 >= samples * 9);
+}
+
+TEST_CASE("closing, kill -9, hotplug and unload while sampling leave the PMU as found",
+          "[sampling][hotplug]")
+{
+    const auto cpus = online_cpus();
+    {
+        LoadedModule mod("backend=model model_version=4");
+        archpmu::Device d("/dev/archpmu");
+        std::vector<std::map<uint32_t, uint64_t>> before;
+        for (unsigned c : cpus)
+            before.push_back(pmu_msr_snapshot(d, c));
+
+        // A child holds a session sampling every CPU at period 1, and dies by SIGKILL.
+        const pid_t child = ::fork();
+        REQUIRE(child >= 0);
+        if (child == 0) {
+            const UniqueFd dev(::open("/dev/archpmu", O_RDWR | O_CLOEXEC));
+            SampleOpen so;
+            so.events = {{kInstructions, 0, 0}, {0x003c, ARCHPMU_EVENT_GP_ONLY, 0}};
+            so.specs = {{1, 1, 0, 0}, {1, 2, 0, 0}};
+            so.flags |= ARCHPMU_COUNT_OPEN_START;
+            const int fd = so.open(dev.get());
+            if (fd < 0)
+                ::_exit(1);
+            ::mmap(nullptr, (1 + ARCHPMU_RING_DEFAULT_PAGES) * size_t(::getpagesize()),
+                   PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            ::pause();
+            ::_exit(0);
+        }
+        sleep_ms(300);
+        REQUIRE(::kill(child, SIGKILL) == 0);
+        int status = 0;
+        REQUIRE(::waitpid(child, &status, 0) == child);
+        REQUIRE(WIFSIGNALED(status));
+
+        // Our own session, through hotplug of its last CPU, then closed.
+        {
+            const auto dev = open_device();
+            SampleOpen so;
+            so.events = {{kInstructions, 0, 0}};
+            so.specs = {{1, 1, 0, 0}};
+            so.flags |= ARCHPMU_COUNT_OPEN_START;
+            const int fd = so.open(dev.get());
+            REQUIRE(fd >= 0);
+            const UniqueFd session(fd);
+            sleep_ms(100);
+            if (cpus.size() > 1) {
+                const std::string online =
+                    "/sys/devices/system/cpu/cpu" + std::to_string(cpus.back()) + "/online";
+                write_file(online, "0");
+                sleep_ms(50);
+                write_file(online, "1");
+                sleep_ms(100);
+            }
+        }
+        for (size_t i = 0; i < cpus.size(); i++)
+            CHECK(pmu_msr_snapshot(d, cpus[i]) == before[i]);
+
+        // Unload right after a close while sampling.
+        const auto dev = open_device();
+        SampleOpen so;
+        so.events = {{kInstructions, 0, 0}};
+        so.specs = {{1, 1, 0, 0}};
+        so.flags |= ARCHPMU_COUNT_OPEN_START;
+        const int fd = so.open(dev.get());
+        REQUIRE(fd >= 0);
+        sleep_ms(50);
+        ::close(fd);
+    }
+    CHECK_FALSE(module_loaded());
+}
+
+TEST_CASE("every bad sampling input has its own errno", "[sampling][errors]")
+{
+    LoadedModule mod("backend=model model_rate_percent=0 model_version=4 model_gp_width=48");
+    const auto dev = open_device();
+    const auto base = [] {
+        SampleOpen so;
+        so.events = {{kBranches | kUsr, ARCHPMU_EVENT_GP_ONLY, 0}};
+        so.specs = {{100, 1, 0, 0}};
+        so.cpus = {0};
+        return so;
+    };
+    SECTION("without ARCHPMU_COUNT_OPEN_FD")
+    {
+        auto so = base();
+        so.flags = 0;
+        CHECK(so.open(dev.get()) == -EINVAL);
+    }
+    SECTION("unknown flags")
+    {
+        auto so = base();
+        so.sample_flags = 0x2;
+        CHECK(so.open(dev.get()) == -EINVAL);
+        so = base();
+        so.specs[0].flags = 0x2;
+        CHECK(so.open(dev.get()) == -EINVAL);
+        so = base();
+        so.specs[0].__reserved = 1;
+        CHECK(so.open(dev.get()) == -EINVAL);
+    }
+    SECTION("a frequency of 0, or above sample_max_rate")
+    {
+        auto so = base();
+        so.specs[0] = {0, 1, ARCHPMU_SAMPLE_FREQ, 0};
+        CHECK(so.open(dev.get()) == -EINVAL);
+        so.specs[0] = {100001, 1, ARCHPMU_SAMPLE_FREQ, 0};
+        CHECK(so.open(dev.get()) == -ERANGE);
+        so.specs[0] = {100000, 1, ARCHPMU_SAMPLE_FREQ, 0};
+        const int fd = so.open(dev.get());
+        CHECK(fd >= 0);
+        ::close(fd);
+    }
+    SECTION("ARCHPMU_SAMPLE_READ without a sampling event")
+    {
+        auto so = base();
+        so.specs[0].period = 0;
+        so.sample_flags = ARCHPMU_SAMPLE_READ;
+        CHECK(so.open(dev.get()) == -EINVAL);
+    }
+    SECTION("ring_pages not a power of 2 or too many")
+    {
+        auto so = base();
+        so.ring_pages = 3;
+        CHECK(so.open(dev.get()) == -EINVAL);
+        so.ring_pages = ARCHPMU_RING_MAX_PAGES * 2;
+        CHECK(so.open(dev.get()) == -EINVAL);
+    }
+    SECTION("a GP period past 2^31 - 1 without full-width writes")
+    {
+        auto so = base();
+        so.specs[0].period = 0x80000000ULL;
+        CHECK(so.open(dev.get()) == -ERANGE);
+        CHECK(so.op.bad_event == 0);
+        CHECK(so.op.bad_cpu == 0);
+        so.specs[0].period = 0x7fffffffULL;
+        const int fd = so.open(dev.get());
+        CHECK(fd >= 0);
+        ::close(fd);
+    }
+    SECTION("a fixed counter's period up to 2^width - 1")
+    {
+        auto so = base();
+        so.events = {{kInstructions, 0, 0}, {kBranches, 0, 0}};
+        so.specs = {{1ULL << 48, 1, 0, 0}, {0, 2, 0, 0}};
+        CHECK(so.open(dev.get()) == -ERANGE);
+        CHECK(so.op.bad_event == 0);
+        so.specs[0].period = (1ULL << 48) - 1;
+        const int fd = so.open(dev.get());
+        CHECK(fd >= 0);
+        ::close(fd);
+    }
+    SECTION("a bad sample_events pointer")
+    {
+        auto so = base();
+        so.op = {};
+        archpmu_count_open op{};
+        op.size = sizeof(op);
+        op.flags = ARCHPMU_COUNT_OPEN_FD;
+        op.nr_events = 1;
+        op.events = reinterpret_cast<uintptr_t>(so.events.data());
+        op.sample_events = 8;
+        CHECK(::ioctl(dev.get(), ARCHPMU_IOC_COUNT_OPEN, &op) == -1);
+        CHECK(errno == EFAULT);
+    }
+    SECTION("the sampling fields without sample_events")
+    {
+        auto so = base();
+        so.specs.clear();
+        so.ring_pages = 8;
+        CHECK(so.open(dev.get()) == -EINVAL);
+    }
+    SECTION("a caller of the 72-byte layout gets a counting session, as before")
+    {
+        archpmu_count_open op{};
+        auto so = base();
+        op.size = 72;
+        op.flags = ARCHPMU_COUNT_OPEN_FD;
+        op.nr_events = 1;
+        op.events = reinterpret_cast<uintptr_t>(so.events.data());
+        op.sample_events = reinterpret_cast<uintptr_t>(so.specs.data());  // past its size
+        const int fd = ::ioctl(dev.get(), ARCHPMU_IOC_COUNT_OPEN, &op);
+        REQUIRE(fd >= 0);
+        const UniqueFd session(fd);
+        CHECK(::mmap(nullptr, 8192, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED);
+        CHECK(errno == ENODEV);
+        inject_events(0, kBranches, 1000);
+        CHECK(control(fd, ARCHPMU_IOC_COUNT_START) == 0);
+        inject_events(0, kBranches, 10);
+        CHECK(count_of(fd, 0, 0) == 10);
+    }
+    SECTION("mmap of a ring that does not exist, or of the wrong size")
+    {
+        auto so = base();
+        const int fd = so.open(dev.get());
+        REQUIRE(fd >= 0);
+        const UniqueFd session(fd);
+        const size_t len = (1 + ARCHPMU_RING_DEFAULT_PAGES) * size_t(::getpagesize());
+        CHECK(::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, off_t(len)) == MAP_FAILED);
+        CHECK(errno == EINVAL);
+        CHECK(::mmap(nullptr, len - 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED);
+        CHECK(errno == EINVAL);
+        CHECK(::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED);
+        CHECK(errno == EINVAL);
+    }
+}
