@@ -325,9 +325,12 @@ struct archpmu_count_open {
  * one entry per event: a period of 0 only counts; any other makes the event
  * sample, and its counter raises a PMI every @period events (or, with
  * ARCHPMU_SAMPLE_FREQ, @period times a second: the period is re-estimated
- * every sampling tick from the observed rate). Every sample and record of
- * the event carries @id. Periods go up to 2^width - 1 of the counter the
- * event gets (2^31 - 1 on GP counters without full-width writes);
+ * every sampling tick from the observed rate). The records of the event on
+ * CPU n carry @id + n, so that each event on each CPU has its own id, as
+ * perf's per-CPU events do (space the ids of a session's events by at least
+ * nr_cpu_ids). Periods go up to 2^width - 1 of the counter the
+ * event gets (2^31 - 1 on GP counters without full-width writes, half
+ * of either on v1, which has no status MSR);
  * frequencies up to the module parameter sample_max_rate.
  *
  * Each CPU of the session has a ring, mapped with mmap() on the session
@@ -335,10 +338,12 @@ struct archpmu_count_open {
  * i * (1 + ring_pages) * page size, length (1 + ring_pages) * page size: a
  * struct archpmu_ring_page, then the data pages. The protocol is perf's
  * (struct perf_event_mmap_page): read data_head, then (after a read
- * barrier) the records between data_tail and data_head, modulo data_size;
- * then store data_tail (after a full barrier). The module publishes
- * data_head with release semantics. poll() reports EPOLLIN when any ring
- * holds wakeup_bytes or more.
+ * barrier, or as an acquire load) the records between data_tail and
+ * data_head, modulo data_size; then store data_tail with release semantics.
+ * The module publishes data_head with release semantics. poll() reports
+ * EPOLLIN when any ring holds wakeup_bytes or more. The page's samples,
+ * lost and throttled counts are plain 64-bit stores on the ring's CPU: read
+ * them with relaxed loads; they are final once the session is stopped.
  *
  * Records are perf's (include/uapi/linux/perf_event.h), so they can be
  * copied into a perf.data file whose attributes have sample_id_all = 1,
@@ -377,7 +382,7 @@ struct archpmu_count_open {
 
 struct archpmu_sample_event {
 	__u64 period;		/* 0: counting only; else events (or Hz) per sample */
-	__u64 id;		/* in every record of this event */
+	__u64 id;		/* in the event's records on CPU n: id + n */
 	__u32 flags;		/* ARCHPMU_SAMPLE_FREQ */
 	__u32 __reserved;	/* 0 */
 };

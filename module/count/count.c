@@ -46,7 +46,9 @@ static void build_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool 
 	 * they are folded on the CPU, against it (cpu_ctx.h); their overflow
 	 * bits are the handler's to clear.
 	 */
-	archpmu_batch_init(b, NULL, cl->sampling ? archpmu_ctx_update_local : NULL,
+	archpmu_batch_init(b, NULL,
+			   !cl->sampling ? NULL :
+			   change ? archpmu_ctx_restart_local : archpmu_ctx_update_local,
 			   &c->change);
 	if (change)
 		archpmu_claim_add_enable(cl, c, enable);
@@ -113,7 +115,8 @@ static int claims_zero(struct archpmu_claims *cl)
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
 
-		for (e = 0; e < cl->nr_events; e++) {
+		/* A programmed sampling claim's counts are its CPU's to zero (cpu_ctx.h). */
+		for (e = 0; e < cl->nr_events && !(cl->sampling && c->programmed); e++) {
 			local64_set(&c->hw[e].prev, 0);
 			local64_set(&c->hw[e].total, 0);
 		}

@@ -4,9 +4,11 @@
  * per CPU, and all CPUs run theirs in one round of cross-calls (one CPU
  * alone for hotplug). A claim first reads what the PMU holds in the
  * counters it will use (and refuses counters another agent is using), then
- * programs them from zero; the context's live view names the claim only
- * once everything is programmed (archpmu_ctx_claim_local). The release
- * clears the live view first, then puts back what the claim read.
+ * programs them from zero (sampling events from -period); the context's
+ * live view names the claim from just before the programming ops, so that
+ * the PMI of a first overflow finds its owner, and forgets it again if they
+ * fail (archpmu_ctx_claim_local). The release clears the live view first,
+ * then puts back what the claim read.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -241,7 +243,8 @@ static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 	c->change.used = c->used;
 	c->change.hw = c->hw;
 	c->change.nr = cl->nr_events;
-	archpmu_batch_init(b, NULL, archpmu_ctx_claim_local, &c->change);
+	archpmu_batch_init(b, archpmu_ctx_claim_local, archpmu_ctx_claim_failed_local,
+			   &c->change);
 	c->ops->disable(b, c->used);
 	for (i = 0; i < cl->nr_events; i++) {
 		u32 ctr = c->hw[i].counter;
@@ -253,6 +256,7 @@ static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 					    evtsel_image(cl->ev[i].config, &c->hw[i], start));
 		archpmu_batch_write(b, archpmu_claim_counter_msr(c, ctr, true), value);
 		local64_set(&c->hw[i].prev, value);
+		c->hw[i].last_period = c->hw[i].period;
 	}
 	add_fixed_enable(cl, c, start);
 	c->ops->ack(b, c->used);

@@ -74,7 +74,7 @@ static u64 change_sampling(const struct archpmu_ctx_change *ch)
 	return bits & ch->used;
 }
 
-/* After the programming ops: only a fully programmed claim gets owners. */
+/* Before the programming ops; archpmu_ctx_claim_failed_local() undoes it. */
 void archpmu_ctx_claim_local(struct archpmu_batch *b)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
@@ -83,8 +83,6 @@ void archpmu_ctx_claim_local(struct archpmu_batch *b)
 	int idx;
 
 	lockdep_assert_irqs_disabled();
-	if (b->err)
-		return;
 	for (i = 0; i < ch->nr; i++) {
 		idx = archpmu_ctx_index(ch->hw[i].counter);
 		if (idx >= 0)
@@ -107,7 +105,7 @@ void archpmu_ctx_release_local(struct archpmu_batch *b)
 		/* A PMI of these counters may still be on its way (sample/pmi.c). */
 		WRITE_ONCE(ctx->released_ns, ktime_get_mono_fast_ns());
 		WRITE_ONCE(ctx->sampling, ctx->sampling & ~ch->used);
-		WRITE_ONCE(ctx->throttled, ctx->throttled & ~ch->used);
+		atomic64_andnot(ch->used, &ctx->throttled);
 	}
 	WRITE_ONCE(ctx->active, ctx->active & ~ch->used);
 	for (i = 0; i < ch->nr; i++) {
@@ -126,6 +124,21 @@ void archpmu_ctx_update_local(struct archpmu_batch *b)
 	lockdep_assert_irqs_disabled();
 	for (i = 0; i < ch->nr; i++)
 		archpmu_hw_event_update(ctx, &ch->hw[i]);
+}
+
+void archpmu_ctx_claim_failed_local(struct archpmu_batch *b)
+{
+	if (b->err)
+		archpmu_ctx_release_local(b);
+}
+
+void archpmu_ctx_restart_local(struct archpmu_batch *b)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	const struct archpmu_ctx_change *ch = b->arg;
+
+	archpmu_ctx_update_local(b);
+	atomic64_andnot(ch->used, &ctx->throttled);
 }
 
 void archpmu_ctx_reset_local(struct archpmu_batch *b)
@@ -148,5 +161,6 @@ void archpmu_ctx_reset_local(struct archpmu_batch *b)
 		local64_set(&hw->prev, start);
 		local64_set(&hw->total, 0);
 		hw->freq_total = 0;
+		hw->last_period = hw->period;
 	}
 }

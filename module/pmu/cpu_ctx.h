@@ -31,9 +31,8 @@
  *    written only on this CPU: by the same hooks (sampling), by the PMI
  *    handler in NMI and by the sampling tick in hard interrupt context. The
  *    tick can be interrupted by the NMI, never the reverse; each field is a
- *    single-word store, and the one read-modify-write that both make
- *    (throttled) is repeated by the tick in full, so a throttle lost to
- *    that race only delays the cap by one tick.
+ *    single-word store, except throttled, which all of them change and so
+ *    is changed only with atomic bit operations.
  *
  *  - An event's prev and total (struct archpmu_hw_event) change on the
  *    event's CPU only, in the cross-call hooks, the tick and the NMI, with
@@ -68,6 +67,7 @@ struct archpmu_hw_event {
 	 * only counts. For a frequency event the tick rewrites period.
 	 */
 	u64 period;		/* events per PMI */
+	u64 last_period;	/* the period the counter was last loaded with */
 	u64 period_max;		/* what the counter takes */
 	u64 freq;		/* Hz, or 0 */
 	u64 freq_total;		/* total at the last tick (frequency events) */
@@ -75,10 +75,19 @@ struct archpmu_hw_event {
 	struct archpmu_sampler *smp;	/* the session's sampler on this CPU */
 };
 
-/* The value a counter is programmed with: -period, or 0 to count from zero. */
+/*
+ * The value that makes a counter overflow after @left events: at least 2, as
+ * perf's x86_perf_event_set_period has it (some CPUs misbehave with 1).
+ */
+static inline u64 archpmu_counter_start(u64 left, u64 width_mask)
+{
+	return -(left < 2 ? 2 : left) & width_mask;
+}
+
+/* The value a counter is programmed with: its period, or 0 to count from zero. */
 static inline u64 archpmu_hw_event_start(const struct archpmu_hw_event *hw, u64 width_mask)
 {
-	return -hw->period & width_mask;
+	return hw->period ? archpmu_counter_start(hw->period, width_mask) : 0;
 }
 
 /* Saved PMU state: what a claim found, to put back on release. */
@@ -129,7 +138,7 @@ struct archpmu_cpu_ctx {
 	struct archpmu_hw_event *owner[ARCHPMU_CTX_COUNTERS];
 	/* Sampling, on this CPU: see the contract above. */
 	u64 sampling;		/* of active, the counters that raise PMIs */
-	u64 throttled;		/* of sampling, the ones stopped until the next tick */
+	atomic64_t throttled;	/* of sampling, the ones stopped until the next tick */
 	u32 tick_samples;	/* samples since the last tick */
 	u64 tick_nmi_ns;	/* PMI handler time since the last tick */
 	u64 released_ns;	/* when sampling counters were last released */
@@ -153,11 +162,19 @@ struct archpmu_ctx_change {
 	unsigned int nr;
 };
 
-/* Batch hooks (b->arg is a struct archpmu_ctx_change). */
+/*
+ * Batch hooks (b->arg is a struct archpmu_ctx_change). The claim comes
+ * before the programming ops, so that a PMI the very first overflow raises
+ * finds its owner.
+ */
 void archpmu_ctx_claim_local(struct archpmu_batch *b);
 void archpmu_ctx_release_local(struct archpmu_batch *b);
 /* Fold every event of the change (sampling sessions: see the contract). */
 void archpmu_ctx_update_local(struct archpmu_batch *b);
+/* The same, as the change's counters start or stop: none stays throttled. */
+void archpmu_ctx_restart_local(struct archpmu_batch *b);
+/* After a claim's programming ops: if they failed, the claim is undone. */
+void archpmu_ctx_claim_failed_local(struct archpmu_batch *b);
 /* Zero every event's count and program its counter with its start value. */
 void archpmu_ctx_reset_local(struct archpmu_batch *b);
 

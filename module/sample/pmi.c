@@ -136,10 +136,10 @@ static void v1_enable(struct archpmu_hw_event *hw, bool on)
 
 static void throttle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
 {
-	unsigned long todo = bits & READ_ONCE(ctx->sampling) & ~READ_ONCE(ctx->throttled);
+	unsigned long todo = bits & READ_ONCE(ctx->sampling);
 	unsigned int bit;
 
-	WRITE_ONCE(ctx->throttled, ctx->throttled | todo);
+	todo &= ~atomic64_fetch_or(todo, &ctx->throttled);
 	for_each_set_bit(bit, &todo, 64) {
 		struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
 
@@ -199,13 +199,22 @@ static void handle_overflow(struct archpmu_cpu_ctx *ctx, unsigned int bit,
 	 */
 	past = local64_read(&hw->prev);
 	past = past & BIT_ULL(fls64(mask) - 1) ? 0 : past % period;
-	start = -(period - past) & mask;
+	start = archpmu_counter_start(period - past, mask);
 	archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
 	local64_set(&hw->prev, start);
-	archpmu_record_sample(ctx, hw, regs, period, now);
+	archpmu_record_sample(ctx, hw, regs, hw->last_period, now);
+	hw->last_period = period;
 	ctx->tick_samples++;
 	if (ctx->tick_samples > max_per_tick())
 		throttle(ctx, BIT_ULL(bit), now);
+}
+
+/* Ours: the interrupt controller is ready for the next one (LVTPC on hw). */
+static int handled(void)
+{
+	if (archpmu_backend->pmi_unmask)
+		archpmu_backend->pmi_unmask();
+	return NMI_HANDLED;
 }
 
 /* Nothing of ours: unless a release has just taken counters with a PMI on its way. */
@@ -215,7 +224,7 @@ static int not_ours(struct archpmu_cpu_ctx *ctx)
 
 	if (released && ktime_get_mono_fast_ns() - released < RELEASE_GRACE_NS) {
 		WRITE_ONCE(ctx->released_ns, 0);
-		return NMI_HANDLED;
+		return handled();
 	}
 	return NMI_DONE;
 }
@@ -229,14 +238,19 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 	u64 t0, ctrl = 0, status, ovf;
 	unsigned long todo;
 	unsigned int bit;
-	int loops;
+	int loops, ret;
 
 	if (!sampling)
 		return not_ours(ctx);
 	t0 = ktime_get_mono_fast_ns();
 	if (global) {
-		if (archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, &ctrl))
-			return NMI_DONE;
+		ret = archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, &ctrl);
+		/*
+		 * The model refuses an NMI that meets one of its steps and sends
+		 * it again when the step ends: this one may be ours, unseen.
+		 */
+		if (ret)
+			return ret == -EBUSY ? NMI_HANDLED : NMI_DONE;
 		archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, 0);
 	}
 	for (loops = 0; (ovf = overflowed(ctx, sampling, &status)); loops++) {
@@ -261,21 +275,16 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 		throttle(ctx, sampling, t0);
 	if (global)
 		archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL,
-				    ctrl & ~(READ_ONCE(ctx->throttled) & sampling));
-	if (!loops)
-		return not_ours(ctx);
-	if (archpmu_backend->pmi_unmask)
-		archpmu_backend->pmi_unmask();
-	return NMI_HANDLED;
+				    ctrl & ~(atomic64_read(&ctx->throttled) & sampling));
+	return loops ? handled() : not_ours(ctx);
 }
 
 /* perf_adjust_period: the period that gives @hw->freq samples a second, low-pass. */
 static void adjust_period(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw)
 {
-	u64 mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
 	u64 total = archpmu_hw_event_update(ctx, hw);
 	u64 delta = total - hw->freq_total;
-	u64 target, period = hw->period, start;
+	u64 target, period = hw->period;
 	s64 step;
 
 	hw->freq_total = total;
@@ -285,13 +294,12 @@ static void adjust_period(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_e
 	step = (s64)(target - period);
 	step = step >= 0 ? (step + 7) / 8 : step / 8;
 	period = clamp_t(u64, period + step, 1, hw->period_max);
+	/*
+	 * The next reload uses it. (perf also restarts a counter far from its
+	 * overflow; here the NMI could fold the counter between that write and
+	 * its prev, so a period that shrinks takes effect one overflow later.)
+	 */
 	WRITE_ONCE(hw->period, period);
-	/* A counter far from its next overflow starts over with the new period. */
-	if (((-local64_read(&hw->prev)) & mask) > 8 * period) {
-		start = -period & mask;
-		archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
-		local64_set(&hw->prev, start);
-	}
 }
 
 static void unthrottle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
@@ -300,7 +308,7 @@ static void unthrottle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
 	unsigned int bit;
 	u64 ctrl;
 
-	WRITE_ONCE(ctx->throttled, ctx->throttled & ~bits);
+	atomic64_andnot(bits, &ctx->throttled);
 	for_each_set_bit(bit, &todo, 64) {
 		struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
 
@@ -334,8 +342,11 @@ static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 				adjust_period(ctx, hw);
 			archpmu_record_lost(&hw->smp->ring, now);
 		}
-		if (READ_ONCE(ctx->throttled) & sampling)
-			unthrottle(ctx, READ_ONCE(ctx->throttled) & sampling, now);
+		if (atomic64_read(&ctx->throttled) & sampling)
+			unthrottle(ctx, atomic64_read(&ctx->throttled) & sampling, now);
+		/* Should a PMI of ours have gone unclaimed, LVTPC is unmasked again. */
+		if (archpmu_backend->pmi_unmask)
+			archpmu_backend->pmi_unmask();
 	}
 	hrtimer_forward_now(timer, ns_to_ktime(TICK_NS));
 	return HRTIMER_RESTART;

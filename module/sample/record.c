@@ -108,12 +108,20 @@ bool archpmu_record_sample(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_
 
 void archpmu_record_lost(struct archpmu_ring *r, u64 now)
 {
-	u64 lost = local64_read(&r->lost);
 	struct archpmu_ring_handle h;
 	struct record_lost rec;
+	u64 lost;
 
-	if (likely(!lost) || !archpmu_ring_begin(&h, r, sizeof(rec)))
+	if (likely(!local64_read(&r->lost)))
 		return;
+	/* Taken whole, so that an NMI over the tick cannot report the same drops. */
+	lost = local64_xchg(&r->lost, 0);
+	if (!lost)
+		return;
+	if (!archpmu_ring_begin(&h, r, sizeof(rec))) {
+		local64_add(lost, &r->lost);
+		return;
+	}
 	rec.header.type = ARCHPMU_RECORD_LOST;
 	rec.header.misc = 0;
 	rec.header.size = sizeof(rec);
@@ -122,8 +130,6 @@ void archpmu_record_lost(struct archpmu_ring *r, u64 now)
 	fill_id(&rec.sid, r->lost_id, now);
 	archpmu_ring_put(&h, &rec, sizeof(rec));
 	archpmu_ring_end(&h);
-	/* Drops that came in meanwhile (an NMI over the tick) stay for the next. */
-	local64_sub(lost, &r->lost);
 }
 
 void archpmu_record_throttle(struct archpmu_hw_event *hw, bool throttle, u64 now)

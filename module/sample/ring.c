@@ -88,12 +88,20 @@ void archpmu_ring_end(struct archpmu_ring_handle *h)
 	u64 head;
 
 again:
+	/* Read head only after our nest count is up (perf_output_put_handle). */
+	barrier();
 	head = local64_read(&r->head);
 	/* A nested writer leaves the publishing to the one it interrupted. */
-	if (!local_dec_and_test(&r->nest))
+	if (local_read(&r->nest) > 1) {
+		local_dec(&r->nest);
 		return;
+	}
 	smp_wmb();	/* B, matches C */
 	WRITE_ONCE(r->page->data_head, head);
+	/* Published before the nest count drops: a later NMI publishes a newer head. */
+	barrier();
+	local_set(&r->nest, 0);
+	barrier();
 	/* A writer that nested after the read above published nothing. */
 	if (unlikely(head != local64_read(&r->head))) {
 		local_inc(&r->nest);

@@ -47,13 +47,21 @@ int archpmu_sample_copy_in(const struct archpmu_count_open *cmd,
 	return 0;
 }
 
-/* The largest period @counter takes: legacy GP writes sign-extend bit 31. */
+/*
+ * The largest period @counter takes: legacy GP writes sign-extend bit 31;
+ * v1 has no GLOBAL_STATUS, so there an overflow is known by the counter's
+ * top bit, which a period of half the range or more would never set.
+ */
 static u64 period_max(const struct archpmu_claim *c, u32 counter)
 {
+	u64 max = archpmu_claim_width_mask(c, counter);
+
 	if (!(counter & ARCHPMU_COUNTER_FIXED) &&
 	    !(c->desc.flags & ARCHPMU_PMU_FULL_WIDTH_WRITE))
-		return min_t(u64, S32_MAX, archpmu_claim_width_mask(c, counter));
-	return archpmu_claim_width_mask(c, counter);
+		max = min_t(u64, S32_MAX, max);
+	if (c->desc.version < 2)
+		max >>= 1;
+	return max;
 }
 
 static int setup_claim(struct archpmu_sampler *smp, struct archpmu_claims *cl,
@@ -69,7 +77,7 @@ static int setup_claim(struct archpmu_sampler *smp, struct archpmu_claims *cl,
 		struct archpmu_hw_event *hw = &c->hw[e];
 		const struct archpmu_sample_event *sp = &specs[e];
 
-		hw->id = sp->id;
+		hw->id = sp->id + c->cpu;
 		hw->smp = smp;
 		if (!sp->period)
 			continue;

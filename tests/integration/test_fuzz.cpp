@@ -2,14 +2,18 @@
 // A bounded, seeded ioctl fuzzer (perf_fuzzer in spirit): random commands,
 // sizes, flags, event configs, CPU lists and pointers on several open files,
 // interleaved with start/stop/reset/read/close and injections. About half its
-// opens make the session a file of its own (ARCHPMU_COUNT_OPEN_FD); the later
+// opens make the session a file of its own (ARCHPMU_COUNT_OPEN_FD), a quarter
+// of those sampling (random periods, frequencies, ring sizes and group reads,
+// rings mapped and polled at random while injections raise PMIs); the later
 // commands go to those files as well as to the device's, which are closed,
 // dup'd and outlive the device's files at random. It must never crash or warn
 // (scripts/vm fails the run on any kernel warning), every session file must
 // come back close-on-exec, and once every file is closed each CPU's PMU MSRs
 // must be exactly as they were.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <array>
@@ -145,18 +149,63 @@ private:
         cmd.nr_cpus = static_cast<uint32_t>(cpus.size());
         cmd.events = pick(30) == 0 ? 16 : reinterpret_cast<uintptr_t>(ev.data());
         cmd.cpus = pick(30) == 0 ? 8 : reinterpret_cast<uintptr_t>(cpus.data());
+        std::vector<archpmu_sample_event> specs(ev.size());
+        if (pick(4) == 0) {
+            for (auto& sp : specs) {
+                const uint64_t periods[] = {0, 1, 7, 1000, 0x7fffffff, 1ULL << 47, bits()};
+                sp.period = periods[pick(std::size(periods))];
+                sp.id = bits();
+                sp.flags = pick(4) == 0 ? ARCHPMU_SAMPLE_FREQ : (pick(30) == 0 ? pick(8) : 0);
+                if (sp.flags == ARCHPMU_SAMPLE_FREQ)
+                    sp.period = pick(3) == 0 ? pick(200000) : pick(2000);
+            }
+            cmd.sample_events = pick(30) == 0 ? 32 : reinterpret_cast<uintptr_t>(specs.data());
+            cmd.sample_flags = pick(3) == 0 ? ARCHPMU_SAMPLE_READ : (pick(30) == 0 ? pick(4) : 0);
+            cmd.ring_pages = pick(3) == 0 ? 0 : 1u << pick(4);
+            if (pick(30) == 0)
+                cmd.ring_pages = pick(9000);
+            cmd.wakeup_bytes = pick(2) ? 0 : pick(100000);
+        }
         const int ret = ::ioctl(fd(), ARCHPMU_IOC_COUNT_OPEN, &cmd);
         if (ret < 0)
             return;
+        if (cmd.sample_events && ret > 0)
+            ++opened_sampling;
         ++opened;
         if (cmd.flags & ~(ARCHPMU_COUNT_OPEN_FD | ARCHPMU_COUNT_OPEN_START))
             ++bad_opens;  // an unknown flag was accepted
         if (cmd.flags & ARCHPMU_COUNT_OPEN_FD) {
             ++opened_as_file;
+            if (cmd.sample_events && pick(2))
+                map_and_poll(ret, cmd.ring_pages ? cmd.ring_pages : ARCHPMU_RING_DEFAULT_PAGES,
+                             cmd.nr_cpus_opened);
             keep(ret);
         } else if (ret != 0) {
             ++bad_opens;  // the first layout's open returns 0
         }
+    }
+
+    // Map a ring (the right one, or a wrong offset or size), touch its
+    // control page, poll, and unmap: the session's file may close first.
+    void map_and_poll(int fd, uint32_t pages, uint32_t nr_cpus)
+    {
+        const size_t page = static_cast<size_t>(::getpagesize());
+        size_t len = (1 + pages) * page;
+        off_t off = static_cast<off_t>(pick(nr_cpus + 1) * len);
+        if (pick(10) == 0)
+            len += page;
+        void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+        if (p != MAP_FAILED) {
+            auto* rp = static_cast<archpmu_ring_page*>(p);
+            rp->data_tail = pick(2) ? rp->data_head : bits();  // a reader's tail, or garbage
+            ++mapped;
+            if (pick(2))
+                maps_.emplace_back(p, len);
+            else
+                ::munmap(p, len);
+        }
+        pollfd pfd{fd, POLLIN, 0};
+        (void)::poll(&pfd, 1, 0);
     }
 
     void control(unsigned long request)
@@ -172,7 +221,13 @@ private:
         std::vector<archpmu_count_value> vals(pick(200));
         archpmu_count_read cmd{};
         cmd.size = sizeof(cmd);
-        cmd.nr_values = pick(10) == 0 ? 0xffffffffu : static_cast<uint32_t>(vals.size());
+        cmd.nr_values = static_cast<uint32_t>(vals.size());
+        if (pick(10) == 0) {
+            // A count far above what is there: the module writes only what the
+            // session has, so the buffer must hold the largest session.
+            cmd.nr_values = 0xffffffffu;
+            vals.resize(ARCHPMU_MAX_EVENTS * 64);
+        }
         cmd.values = pick(30) == 0 ? 24 : reinterpret_cast<uintptr_t>(vals.data());
         if (::ioctl(target(), ARCHPMU_IOC_COUNT_READ, &cmd) == 0)
             ++read_ok;
@@ -218,7 +273,8 @@ private:
 
     std::mt19937 rng_;
     std::array<archpmu::UniqueFd, 4> fds_{};
-    std::vector<archpmu::UniqueFd> sessions_;  // session files, dups included
+    std::vector<archpmu::UniqueFd> sessions_;     // session files, dups included
+    std::vector<std::pair<void*, size_t>> maps_;  // rings still mapped
 
 public:
     unsigned opened = 0;           // sessions the fuzzer got programmed
@@ -226,6 +282,8 @@ public:
     unsigned read_ok = 0;          // snapshots it got back
     unsigned bad_opens = 0;        // opens that succeeded with an unknown flag or a bad return
     unsigned bad_session_fds = 0;  // session files without close-on-exec
+    unsigned opened_sampling = 0;  // sampling sessions opened
+    unsigned mapped = 0;           // rings mapped
     void open_all()
     {
         for (auto& f : fds_)
@@ -236,6 +294,9 @@ public:
         for (auto& f : fds_)
             f.reset();
         sessions_.clear();
+        for (auto& [p, len] : maps_)
+            ::munmap(p, len);
+        maps_.clear();
     }
 };
 
@@ -266,10 +327,13 @@ TEST_CASE("fuzzed ioctls neither crash nor leave the PMU changed", "[fuzz]")
         CHECK(fuzz.opened > 50);          // the fuzzer reached programmed sessions...
         CHECK(fuzz.opened_as_file > 10);  // ...session files among them...
         CHECK(fuzz.read_ok > 50);         // ...and read them
+        CHECK(fuzz.opened_sampling > 2);  // sampling sessions too, their rings mapped
+        CHECK(fuzz.mapped > 0);
         CHECK(fuzz.bad_opens == 0);
         CHECK(fuzz.bad_session_fds == 0);
         report_figure("fuzzed-calls", 20000);
         report_figure("sessions-opened", fuzz.opened);
+        report_figure("sampling-sessions-opened", fuzz.opened_sampling);
 
         // Every register back, GLOBAL_STATUS included (release acknowledges the
         // overflow bits of its own counters): every device and session file is closed.

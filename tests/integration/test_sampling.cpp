@@ -230,7 +230,10 @@ uint64_t nmis(unsigned cpu)
     return 0;
 }
 
-void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+void sleep_ms(int ms)
+{
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
 
 // ARCHPMU_IOC_MODEL_INJECT on an open device, for injections in quick succession.
 void inject(int dev, unsigned cpu, uint32_t code, uint64_t count)
@@ -278,16 +281,16 @@ TEST_CASE("period P over N injected events gives exactly N / P samples", "[sampl
     for (const auto& s : recs) {
         REQUIRE(s.type == ARCHPMU_RECORD_SAMPLE);
         CHECK(s.period == 100);
-        CHECK(s.id == 11);
+        CHECK(s.id == 11 + cpu);  // each CPU's records have their own ids
         CHECK(s.cpu == cpu);
         CHECK(s.misc == ARCHPMU_RECORD_MISC_KERNEL);  // an injection interrupts the ioctl
         REQUIRE(s.group.size() == 2);
-        CHECK(s.group[0].second == 11);
-        CHECK(s.group[1].second == 12);
+        CHECK(s.group[0].second == 11 + cpu);
+        CHECK(s.group[1].second == 12 + cpu);
         n++;
         // The count after the injection that crossed the n-th overflow.
         CHECK(s.group[0].first == 37 * ((100 * n + 36) / 37));
-        CHECK(s.group[1].first == 0);        // branches came after
+        CHECK(s.group[1].first == 0);  // branches came after
     }
     CHECK(ring.page()->samples == injected / 100);
     CHECK(ring.page()->lost == 0);
@@ -325,10 +328,10 @@ TEST_CASE("a counter without INT raises no PMI, though its status bit sets", "[s
 
 TEST_CASE("a fixed counter samples, on v2 and v5 layouts too", "[sampling]")
 {
-    const char* params = GENERATE(
-        "backend=model model_rate_percent=0 model_version=2 sample_cpu_percent=100",
-        "backend=model model_rate_percent=0 model_version=5 model_full_width=1 "
-        "sample_cpu_percent=100");
+    const char* params =
+        GENERATE("backend=model model_rate_percent=0 model_version=2 sample_cpu_percent=100",
+                 "backend=model model_rate_percent=0 model_version=5 model_full_width=1 "
+                 "sample_cpu_percent=100");
     LoadedModule mod(params);
     const auto dev = open_device();
     const unsigned cpu = online_cpus().front();
@@ -396,7 +399,7 @@ TEST_CASE("a full ring drops samples and LOST records count every one", "[sampli
     for (const auto& r : more)
         if (r.type == ARCHPMU_RECORD_LOST) {
             lost += r.lost;
-            CHECK(r.id == 5);
+            CHECK(r.id == 5 + cpu);
             CHECK(r.cpu == cpu);
         }
     CHECK(lost == kProduced - delivered_first);
@@ -431,8 +434,7 @@ TEST_CASE("over sample_max_rate a counter is throttled until the next tick", "[s
     write_file(kMaxRate, "100000");
 }
 
-TEST_CASE("past sample_cpu_percent of handler time a CPU's sampling is throttled",
-          "[sampling]")
+TEST_CASE("past sample_cpu_percent of handler time a CPU's sampling is throttled", "[sampling]")
 {
     LoadedModule mod("backend=model model_rate_percent=0 model_version=4 sample_cpu_percent=1");
     const auto dev = open_device();

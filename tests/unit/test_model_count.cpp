@@ -125,7 +125,7 @@ TEST_CASE("model: an overflow with INT requests a PMI, one without does not", "[
     const u64 mask = (1ULL << 48) - 1;
     m.wr(ARCHPMU_MSR_PERFEVTSEL0, 0x00c0 | kUsr | kEn | ARCHPMU_EVTSEL_INT);
     m.wr(ARCHPMU_MSR_PERFEVTSEL0 + 1, 0x00c0 | kUsr | kEn);
-    m.wr(ARCHPMU_MSR_PMC0, -5 & 0xffffffffULL);      // legacy write: sign-extended
+    m.wr(ARCHPMU_MSR_PMC0, -5 & 0xffffffffULL);  // legacy write: sign-extended
     m.wr(ARCHPMU_MSR_PMC0 + 1, -5 & 0xffffffffULL);
     archpmu_model_inject(&m.regs, 0x00c0, 4, true);
     CHECK(m.regs.pmi_pending == 0);
