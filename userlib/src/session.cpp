@@ -8,6 +8,7 @@
 #include "archpmu.h"
 #include "archpmu/error.hpp"
 #include "ioctl_cmd.hpp"
+#include "session_detail.hpp"
 
 namespace archpmu {
 namespace {
@@ -36,6 +37,10 @@ std::string busy_refusal(const archpmu_count_open& cmd, const std::string& ev,
                    "the holder";
     }
 }
+
+}  // namespace
+
+namespace detail {
 
 // What a COUNT_OPEN refusal means, for the event and CPU it names.
 std::string open_refusal(int err, const archpmu_count_open& cmd, const std::string& event)
@@ -89,7 +94,10 @@ std::uint64_t capabilities(int device_fd)
     return ::ioctl(device_fd, ARCHPMU_IOC_INFO, &cmd) == 0 ? cmd.capabilities : 0;
 }
 
-}  // namespace
+}  // namespace detail
+
+using detail::capabilities;
+using detail::open_refusal;
 
 Session::Session(const std::string& device_path, std::vector<EventSpec> events,
                  const std::vector<std::uint32_t>& cpus)

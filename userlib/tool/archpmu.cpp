@@ -7,6 +7,7 @@
 #include "archpmu/error.hpp"
 #include "archpmu/report.hpp"
 #include "args.hpp"
+#include "record.hpp"
 #include "stat.hpp"
 
 namespace {
@@ -29,6 +30,8 @@ int run(int argc, char** argv)
             return run_info(cmd.device, cmd.json);
         case Action::stat:
             return archpmu::tool::run_stat(cmd.stat);
+        case Action::record:
+            return archpmu::tool::run_record(cmd.record);
         case Action::exit:
             break;
     }

@@ -10,6 +10,7 @@
 #include <system_error>
 #include <utility>
 
+#include "archpmu.h"
 #include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/pmu.hpp"
@@ -110,6 +111,102 @@ std::vector<std::uint32_t> parse_cpus(std::string_view text)
     }
 }
 
+std::uint64_t parse_count(std::string_view option, std::string_view text, std::uint64_t max)
+{
+    const std::string allowed = "; give a whole number 1-" + std::to_string(max);
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos)
+        refuse(option, "'" + std::string(text) + "' is not a whole number" + allowed);
+    std::uint64_t n = 0;
+    const auto result = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (result.ec != std::errc{} || n < 1 || n > max)
+        refuse(option, "'" + std::string(text) + "' is out of range" + allowed);
+    return n;
+}
+
+std::uint32_t parse_mmap_pages(std::string_view text)
+{
+    const std::uint64_t n = parse_count("-m/--mmap-pages", text, ARCHPMU_RING_MAX_PAGES);
+    if ((n & (n - 1)) != 0)
+        refuse("-m/--mmap-pages", "'" + std::string(text) + "' is not a power of 2");
+    return static_cast<std::uint32_t>(n);
+}
+
+namespace {
+
+// The record subcommand's options, bound to a CLI11 subcommand.
+struct RecordArgs {
+    std::vector<std::string> events;
+    std::string cpus;
+    std::string count;
+    std::string freq;
+    std::string pages;
+    std::string duration;
+    bool all_cpus = false;
+    CLI::Option* cpu_opt = nullptr;
+    CLI::Option* count_opt = nullptr;
+    CLI::Option* freq_opt = nullptr;
+    CLI::Option* pages_opt = nullptr;
+    CLI::Option* duration_opt = nullptr;
+};
+
+CLI::App* add_record(CLI::App& app, RecordArgs& a, RecordOptions& rec)
+{
+    auto* record = app.add_subcommand(
+        "record",
+        "sample events on CPUs into a perf.data file (record [options] [-- COMMAND ARGS]); "
+        "every online CPU by default: there is no per-task sampling yet");
+    record->add_option("-e,--event", a.events, "events, comma-separated (default: cycles)")
+        ->type_name("EVENTS")
+        ->allow_extra_args(false);
+    a.count_opt = record->add_option("-c,--count", a.count, "sample every PERIOD events")
+                      ->type_name("PERIOD");
+    a.freq_opt = record
+                     ->add_option("-F,--freq", a.freq,
+                                  "sample FREQ times a second (default " +
+                                      std::to_string(kDefaultRecordFreq) + ")")
+                     ->type_name("FREQ")
+                     ->excludes(a.count_opt);
+    auto* all_opt =
+        record->add_flag("-a,--all-cpus", a.all_cpus, "sample on every online CPU (the default)");
+    a.cpu_opt = record->add_option("-C,--cpu", a.cpus, "sample on these CPUs only (e.g. 0-3,6)")
+                    ->type_name("LIST")
+                    ->excludes(all_opt);
+    record->add_option("-o,--output", rec.output, "the perf.data file to write")
+        ->capture_default_str();
+    a.pages_opt = record
+                      ->add_option("-m,--mmap-pages", a.pages,
+                                   "data pages of each CPU's ring (a power of 2; default 64)")
+                      ->type_name("PAGES");
+    record->add_flag("--sample-read", rec.read_group, "samples carry every event's count");
+    a.duration_opt = record
+                         ->add_option("--duration", a.duration,
+                                      "record for SECONDS, without a COMMAND (else until the "
+                                      "COMMAND exits or Ctrl-C)")
+                         ->type_name("SECONDS");
+    return record;
+}
+
+void check_record(const RecordArgs& a, RecordOptions& rec)
+{
+    rec.events = a.events.empty() ? parse_events({"cycles"}) : parse_events(a.events);
+    if (a.cpu_opt->count())
+        rec.cpus = parse_cpus(a.cpus);
+    if (a.count_opt->count()) {
+        rec.period = parse_count("-c/--count", a.count, (1ULL << 48) - 1);
+        rec.freq_hz = 0;
+    }
+    if (a.freq_opt->count())
+        rec.freq_hz = parse_count("-F/--freq", a.freq, 1000000);
+    if (a.pages_opt->count())
+        rec.ring_pages = parse_mmap_pages(a.pages);
+    if (a.duration_opt->count())
+        rec.duration = parse_duration(a.duration);
+    if (rec.output.empty())
+        refuse("-o/--output", "the file name is empty");
+}
+
+}  // namespace
+
 Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
 {
     // Everything after "--" is the command for `stat` to run.
@@ -170,7 +267,12 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                                               std::to_string(kMaxDurationS) + ")")
                              ->type_name("SECONDS");
 
+    RecordArgs rec_args;
+    auto* record = add_record(app, rec_args, cmd.record);
+
     const auto prefix = [&]() -> std::string {
+        if (record->parsed())
+            return "archpmu record: ";
         if (stat->parsed())
             return "archpmu stat: ";
         if (info->parsed())
@@ -191,6 +293,16 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             if (!command.empty())
                 return usage("takes no COMMAND (after --)");
             cmd.action = Command::Action::info;
+            return cmd;
+        }
+        if (record->parsed()) {
+            check_record(rec_args, cmd.record);
+            if (!command.empty() && cmd.record.duration)
+                return usage("--duration and a COMMAND exclude each other");
+            cmd.record.device = cmd.device;
+            cmd.record.command = std::move(command);
+            cmd.record.cmdline.assign(argv, argv + argc);
+            cmd.action = Command::Action::record;
             return cmd;
         }
         st.events = parse_events(events);

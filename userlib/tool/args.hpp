@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "archpmu/events.hpp"
+#include "record.hpp"
 #include "stat.hpp"
 
 namespace archpmu::tool {
@@ -27,10 +28,14 @@ unsigned parse_interval_ms(std::string_view text);               // -I/--interva
 std::string parse_separator(std::string_view text);              // -x/--field-separator ("\t": tab)
 std::vector<EventSpec> parse_events(const std::vector<std::string>& lists);  // -e/--event
 std::vector<std::uint32_t> parse_cpus(std::string_view text);                // -C/--cpu
+// record -c/--count and -F/--freq: a whole number, at least 1.
+std::uint64_t parse_count(std::string_view option, std::string_view text, std::uint64_t max);
+// record -m/--mmap-pages: a power of 2 up to the module's ring maximum.
+std::uint32_t parse_mmap_pages(std::string_view text);
 
 // What the command line asks for.
 struct Command {
-    enum class Action { exit, info, stat };
+    enum class Action { exit, info, stat, record };
     Action action = Action::exit;
     // Action::exit: the exit status (0 after --help), and for a bad command line one
     // line for stderr that names the argument and what it takes. Status 1: an
@@ -38,12 +43,13 @@ struct Command {
     // options or subcommands, no COMMAND for stat).
     int status = 0;
     std::string error;
-    std::string device;  // info
-    bool json = false;   // info --json
-    StatOptions stat;    // stat
+    std::string device;    // info
+    bool json = false;     // info --json
+    StatOptions stat;      // stat
+    RecordOptions record;  // record
 };
 
-// argv as main has it; everything after "--" is stat's COMMAND. --help prints to out.
+// argv as main has it; everything after "--" is stat's or record's COMMAND. --help prints to out.
 Command parse_command_line(int argc, const char* const* argv, std::ostream& out);
 
 }  // namespace archpmu::tool

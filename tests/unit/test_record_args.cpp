@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+// archpmu record's command line.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+
+using archpmu::tool::Command;
+using Catch::Contains;
+
+namespace {
+
+Command parse(std::vector<std::string> args)
+{
+    args.insert(args.begin(), "archpmu");
+    std::vector<const char*> argv;
+    for (const auto& a : args)
+        argv.push_back(a.c_str());
+    argv.push_back(nullptr);
+    std::ostringstream help;
+    return archpmu::tool::parse_command_line(static_cast<int>(args.size()), argv.data(), help);
+}
+
+}  // namespace
+
+TEST_CASE("record's defaults are perf's: cycles at 4000 Hz into perf.data", "[record_args]")
+{
+    const auto cmd = parse({"record", "--", "true"});
+    REQUIRE(cmd.action == Command::Action::record);
+    REQUIRE(cmd.record.events.size() == 1);
+    CHECK(cmd.record.events[0].name == "cycles");
+    CHECK(cmd.record.freq_hz == 4000);
+    CHECK(cmd.record.period == 0);
+    CHECK(cmd.record.output == "perf.data");
+    CHECK(cmd.record.command == std::vector<std::string>{"true"});
+    CHECK(cmd.record.cmdline.size() == 4);
+}
+
+TEST_CASE("record takes a period, CPUs, an output and ring pages", "[record_args]")
+{
+    const auto cmd = parse({"record", "-e", "instructions:u,branches", "-c", "100003", "-C", "0-1",
+                            "-o", "x.data", "-m", "128", "--duration", "2"});
+    REQUIRE(cmd.action == Command::Action::record);
+    CHECK(cmd.record.events.size() == 2);
+    CHECK(cmd.record.period == 100003);
+    CHECK(cmd.record.freq_hz == 0);
+    CHECK(cmd.record.cpus == std::vector<std::uint32_t>{0, 1});
+    CHECK(cmd.record.output == "x.data");
+    CHECK(cmd.record.ring_pages == 128);
+    CHECK(cmd.record.duration);
+}
+
+TEST_CASE("record refuses bad values", "[record_args]")
+{
+    auto cmd = parse({"record", "-F", "0"});
+    CHECK(cmd.status == 1);
+    CHECK_THAT(cmd.error, Contains("-F/--freq"));
+    cmd = parse({"record", "-c", "x"});
+    CHECK(cmd.status == 1);
+    CHECK_THAT(cmd.error, Contains("-c/--count"));
+    cmd = parse({"record", "-m", "3"});
+    CHECK(cmd.status == 1);
+    CHECK_THAT(cmd.error, Contains("power of 2"));
+    cmd = parse({"record", "-c", "10", "-F", "10"});
+    CHECK(cmd.status == 2);
+    cmd = parse({"record", "--duration", "1", "--", "true"});
+    CHECK(cmd.status == 2);
+    CHECK_THAT(cmd.error, Contains("archpmu record:"));
+}

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+// Sampling records: parsing, reading a perf-protocol ring (with a record that
+// wraps around its end) and the k-way merge in time order. No kernel needed.
+#include <catch2/catch.hpp>
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "archpmu.h"
+#include "archpmu/records.hpp"
+#include "archpmu/sideband.hpp"
+
+using archpmu::Record;
+
+namespace {
+
+void put64(std::vector<std::uint8_t>& b, std::uint64_t v)
+{
+    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
+    b.insert(b.end(), p, p + 8);
+}
+
+void put32x2(std::vector<std::uint8_t>& b, std::uint32_t lo, std::uint32_t hi)
+{
+    put64(b, static_cast<std::uint64_t>(hi) << 32 | lo);
+}
+
+// A sample record as the module writes it; with group values when given.
+Record sample_record(std::uint64_t id, std::uint64_t time, std::uint32_t cpu,
+                     std::uint64_t ip = 0x1000,
+                     const std::vector<archpmu::GroupValue>* group = nullptr)
+{
+    std::vector<std::uint8_t> b(8);
+    put64(b, id);
+    put64(b, ip);
+    put32x2(b, 42, 43);
+    put64(b, time);
+    put64(b, id);
+    put32x2(b, cpu, 0);
+    put64(b, 100000);
+    if (group) {
+        put64(b, group->size());
+        for (const auto& g : *group) {
+            put64(b, g.value);
+            put64(b, g.id);
+        }
+    }
+    Record r;
+    r.type = ARCHPMU_RECORD_SAMPLE;
+    r.misc = ARCHPMU_RECORD_MISC_USER;
+    const auto size = static_cast<std::uint16_t>(b.size());
+    std::memcpy(b.data(), &r.type, 4);
+    std::memcpy(b.data() + 4, &r.misc, 2);
+    std::memcpy(b.data() + 6, &size, 2);
+    r.bytes = std::move(b);
+    return r;
+}
+
+// A THROTTLE record: time, id, stream_id, then the sample_id trailer.
+Record throttle(std::uint64_t id, std::uint64_t time, std::uint32_t cpu)
+{
+    std::vector<std::uint8_t> b(8);
+    put64(b, time);
+    put64(b, id);
+    put64(b, id);
+    put32x2(b, 0, 0);
+    put64(b, time);
+    put64(b, id);
+    put32x2(b, cpu, 0);
+    put64(b, id);
+    Record r;
+    r.type = ARCHPMU_RECORD_THROTTLE;
+    const auto size = static_cast<std::uint16_t>(b.size());
+    std::memcpy(b.data(), &r.type, 4);
+    std::memcpy(b.data() + 6, &size, 2);
+    r.bytes = std::move(b);
+    return r;
+}
+
+// A ring in memory: control page and data, with records placed from `tail`.
+struct FakeRing {
+    explicit FakeRing(std::size_t data_size) : control(4096 / 8, 0), data(data_size, 0xee) {}
+
+    void place(std::uint64_t tail, const std::vector<Record>& records)
+    {
+        std::uint64_t pos = tail;
+        for (const auto& r : records)
+            for (const auto byte : r.bytes)
+                data[pos++ % data.size()] = byte;
+        control[1024 / 8] = pos;   // data_head
+        control[1032 / 8] = tail;  // data_tail
+    }
+    archpmu::RingMemory memory()
+    {
+        return archpmu::RingMemory{control.data(), data.data(), data.size()};
+    }
+    std::vector<std::uint64_t> control;
+    std::vector<std::uint8_t> data;
+};
+
+std::vector<Record> read_all(FakeRing& ring, bool* corrupt = nullptr)
+{
+    std::vector<Record> out;
+    archpmu::read_ring(
+        ring.memory(), [&](Record&& r) { out.push_back(std::move(r)); }, corrupt);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("a sample record parses, with and without group values", "[records]")
+{
+    const auto s = archpmu::parse_sample(sample_record(7, 123456, 3, 0xabcdef), false);
+    REQUIRE(s);
+    CHECK(s->ip == 0xabcdef);
+    CHECK(s->pid == 42);
+    CHECK(s->tid == 43);
+    CHECK(s->time == 123456);
+    CHECK(s->id == 7);
+    CHECK(s->cpu == 3);
+    CHECK(s->period == 100000);
+    CHECK_FALSE(s->kernel);
+    CHECK(s->values.empty());
+
+    const std::vector<archpmu::GroupValue> group{{1000, 7}, {2000, 8}};
+    const auto g = archpmu::parse_sample(sample_record(7, 1, 0, 0, &group), true);
+    REQUIRE(g);
+    REQUIRE(g->values.size() == 2);
+    CHECK(g->values[1].value == 2000);
+    CHECK(g->values[1].id == 8);
+    // Asking for group values that are not there fails.
+    CHECK_FALSE(archpmu::parse_sample(sample_record(7, 1, 0), true));
+    CHECK_FALSE(archpmu::parse_sample(throttle(7, 1, 0), false));
+}
+
+TEST_CASE("non-sample records sort by their sample_id trailer's time", "[records]")
+{
+    const Record t = throttle(9, 555, 2);
+    const auto id = archpmu::parse_sample_id(t);
+    REQUIRE(id);
+    CHECK(id->time == 555);
+    CHECK(id->id == 9);
+    CHECK(id->cpu == 2);
+    CHECK(archpmu::record_time(t) == 555);
+    CHECK(archpmu::record_time(sample_record(1, 777, 0)) == 777);
+    CHECK(archpmu::record_time(archpmu::make_comm_record(1, 1, "x", 31, 5)) == 31);
+}
+
+TEST_CASE("the ring reader copies records out, across the end of the ring", "[records]")
+{
+    FakeRing ring(256);
+    const Record a = sample_record(1, 10, 0);  // 64 bytes at 160..224
+    const Record b = throttle(1, 20, 0);       // 72 bytes at 224..296: wraps
+    const Record c = sample_record(1, 30, 0);  // 64 bytes at 296..360 (40..104)
+    REQUIRE(b.size() == 72);
+    ring.place(160, {a, b, c});
+    bool corrupt = false;
+    const auto got = read_all(ring, &corrupt);
+    CHECK_FALSE(corrupt);
+    REQUIRE(got.size() == 3);
+    CHECK(got[0].bytes == a.bytes);
+    CHECK(got[1].bytes == b.bytes);
+    CHECK(got[1].type == ARCHPMU_RECORD_THROTTLE);
+    CHECK(got[2].bytes == c.bytes);
+    CHECK(ring.control[1032 / 8] == 360);  // data_tail = data_head
+    // Nothing new: nothing read.
+    CHECK(read_all(ring).empty());
+}
+
+TEST_CASE("a record header that wraps is read too", "[records]")
+{
+    FakeRing ring(128);
+    const Record a = sample_record(1, 10, 0);
+    ring.place(124, {a});  // the header itself is split 4 + 4
+    const auto got = read_all(ring);
+    REQUIRE(got.size() == 1);
+    CHECK(got[0].bytes == a.bytes);
+}
+
+TEST_CASE("a malformed record ends the read and skips the rest", "[records]")
+{
+    FakeRing ring(256);
+    Record bad = sample_record(1, 10, 0);
+    const std::uint16_t zero = 0;
+    std::memcpy(bad.bytes.data() + 6, &zero, 2);
+    ring.place(0, {sample_record(1, 5, 0), bad});
+    bool corrupt = false;
+    const auto got = read_all(ring, &corrupt);
+    CHECK(corrupt);
+    CHECK(got.size() == 1);
+    CHECK(ring.control[1032 / 8] == ring.control[1024 / 8]);
+}
+
+TEST_CASE("records of several rings merge in time order", "[records]")
+{
+    std::vector<std::vector<Record>> rings(3);
+    rings[0] = {sample_record(1, 10, 0), sample_record(1, 40, 0), sample_record(1, 70, 0)};
+    rings[1] = {sample_record(1, 5, 1), throttle(1, 40, 1), sample_record(1, 90, 1)};
+    rings[2] = {};
+    const auto merged = archpmu::merge_by_time(rings);
+    REQUIRE(merged.size() == 6);
+    std::vector<std::uint64_t> times;
+    for (const auto& r : merged)
+        times.push_back(archpmu::record_time(r));
+    CHECK(times == std::vector<std::uint64_t>{5, 10, 40, 40, 70, 90});
+    // A tie goes to the lower ring.
+    CHECK(merged[2].type == ARCHPMU_RECORD_SAMPLE);
+    CHECK(merged[3].type == ARCHPMU_RECORD_THROTTLE);
+
+    archpmu::TimeMerge none({});
+    Record r;
+    CHECK_FALSE(none.next(r));
+}
+
+TEST_CASE("executable mappings parse from /proc/PID/maps", "[records]")
+{
+    const std::string maps =
+        "55d0c0000000-55d0c0001000 r--p 00000000 08:01 1234 /usr/bin/true\n"
+        "55d0c0001000-55d0c0005000 r-xp 00001000 08:01 1234 /usr/bin/true\n"
+        "7f0000000000-7f0000001000 rwxp 00000000 00:00 0 \n"
+        "7ffd1000-7ffd3000 r-xp 00000000 00:00 0 [vdso]\n"
+        "7f1000000000-7f1000100000 r-xs 00002000 fd:02 99 /opt/my lib.so\n";
+    const auto m = archpmu::parse_exec_maps(maps);
+    REQUIRE(m.size() == 3);
+    CHECK(m[0].start == 0x55d0c0001000);
+    CHECK(m[0].end == 0x55d0c0005000);
+    CHECK(m[0].pgoff == 0x1000);
+    CHECK(m[0].maj == 8);
+    CHECK(m[0].min == 1);
+    CHECK(m[0].ino == 1234);
+    CHECK(m[0].prot == (PROT_READ | PROT_EXEC));
+    CHECK(m[0].flags == MAP_PRIVATE);
+    CHECK(m[1].path == "[vdso]");
+    CHECK(m[2].path == "/opt/my lib.so");
+    CHECK(m[2].maj == 0xfd);
+    CHECK(m[2].flags == MAP_SHARED);
+
+    const Record r = archpmu::make_mmap2_record(5, 5, m[0], 0, 77);
+    CHECK(r.size() % 8 == 0);
+    const auto id = archpmu::parse_sample_id(r);
+    REQUIRE(id);
+    CHECK(id->id == 77);
+    CHECK(id->pid == 5);
+}
+
+TEST_CASE("the side-band finds the online CPUs", "[sideband]")
+{
+    const auto cpus = archpmu::online_cpus();
+    REQUIRE_FALSE(cpus.empty());
+    CHECK(std::is_sorted(cpus.begin(), cpus.end()));
+}

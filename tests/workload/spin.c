@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+/*
+ * archpmu_spin MODE SECONDS [CPU]: a known workload for the sampling tests,
+ * pinned to CPU if given. MODE "user" spins in archpmu_spin_user(), a
+ * function that is never inlined, so a profile must name it; "syscalls"
+ * makes system calls in a loop, so cycles:k samples land in the kernel.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) unsigned long archpmu_spin_user(double end)
+{
+	volatile unsigned long x = 0;
+	unsigned long i;
+
+	while (now() < end)
+		for (i = 0; i < 100000; i++)
+			x = x * 3 + i;
+	return x;
+}
+
+__attribute__((noinline)) void archpmu_spin_syscalls(double end)
+{
+	while (now() < end)
+		syscall(SYS_getppid);
+}
+
+int main(int argc, char **argv)
+{
+	double end;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: archpmu_spin user|syscalls SECONDS [CPU]\n");
+		return 2;
+	}
+	if (argc > 3) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(atoi(argv[3]), &set);
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			perror("sched_setaffinity");
+			return 1;
+		}
+	}
+	end = now() + atof(argv[2]);
+	if (!strcmp(argv[1], "user"))
+		archpmu_spin_user(end);
+	else
+		archpmu_spin_syscalls(end);
+	return 0;
+}

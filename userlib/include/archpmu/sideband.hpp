@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+// archpmu: the side-band records perf report needs to name what samples hit
+// (COMM, MMAP2, FORK, EXIT), from perf's own dummy software event on each CPU,
+// and synthesised from /proc for what already runs.
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "archpmu/records.hpp"
+#include "archpmu/sampling.hpp"
+#include "archpmu/unique_fd.hpp"
+
+namespace archpmu {
+
+// The online CPUs (/sys/devices/system/cpu/online), ascending.
+std::vector<std::uint32_t> online_cpus();
+
+// The dummy event's attribute: PERF_COUNT_SW_DUMMY with comm, mmap, mmap2, task,
+// sample_id_all, sample_type IDENTIFIER | TID | TIME | ID | CPU, CLOCK_MONOTONIC.
+perf_event_attr sideband_attr();
+
+// A dummy event on each CPU, with its perf ring. Move-only; throws archpmu::Error
+// (with perf_event_open's errno) when an event cannot be opened.
+class Sideband {
+public:
+    explicit Sideband(std::vector<std::uint32_t> cpus, std::uint32_t ring_pages = 64);
+
+    // The kernel's id of each CPU's event (PERF_EVENT_IOC_ID), in cpus order.
+    [[nodiscard]] const std::vector<std::uint64_t>& ids() const noexcept { return ids_; }
+    [[nodiscard]] const std::vector<std::uint32_t>& cpus() const noexcept { return cpus_; }
+    // The events' files, for poll().
+    [[nodiscard]] std::vector<int> fds() const;
+    // Every record available in every ring; returns how many.
+    std::size_t drain(const std::function<void(Record&&)>& sink);
+
+private:
+    std::vector<std::uint32_t> cpus_;
+    std::vector<std::uint64_t> ids_;
+    std::size_t page_size_ = 0;
+    std::vector<UniqueFd> fds_;
+    std::vector<Mapping> rings_;  // unmapped before the files close
+};
+
+// Records built as the kernel would have written them; each ends with the
+// sample_id trailer (pid, tid, time, id, cpu 0, identifier id).
+Record make_comm_record(std::uint32_t pid, std::uint32_t tid, const std::string& comm,
+                        std::uint64_t time, std::uint64_t id);
+struct MapEntry {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    std::uint64_t pgoff = 0;
+    std::uint32_t maj = 0;
+    std::uint32_t min = 0;
+    std::uint64_t ino = 0;
+    std::uint32_t prot = 0;   // PROT_*
+    std::uint32_t flags = 0;  // MAP_PRIVATE or MAP_SHARED
+    std::string path;
+};
+Record make_mmap2_record(std::uint32_t pid, std::uint32_t tid, const MapEntry& map,
+                         std::uint64_t time, std::uint64_t id);
+// The kernel text as perf synthesises it: an MMAP of pid -1 named
+// "[kernel.kallsyms]_text" from `text` (the address of _text) to the top.
+Record make_kernel_mmap_record(std::uint64_t text, std::uint64_t time, std::uint64_t id);
+
+// The executable mappings of one /proc/PID/maps text.
+std::vector<MapEntry> parse_exec_maps(const std::string& maps_text);
+
+// COMM records of every thread and MMAP2 records of every process's executable
+// mappings, from /proc, and the kernel's MMAP from /proc/kallsyms. Processes that
+// vanish meanwhile are skipped; a line for *warnings when the kernel text could
+// not be found (kptr_restrict).
+std::vector<Record> synthesize_system(std::uint64_t time, std::uint64_t id,
+                                      std::vector<std::string>* warnings = nullptr);
+
+}  // namespace archpmu

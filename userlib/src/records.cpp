@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+#include "archpmu/records.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace archpmu {
+namespace {
+
+constexpr std::uint32_t kRecordSample = 9;  // PERF_RECORD_SAMPLE
+constexpr std::uint16_t kMiscCpumodeMask = 7;
+constexpr std::uint16_t kMiscKernel = 1;
+constexpr std::size_t kHeaderSize = 8;
+constexpr std::size_t kDataHeadOffset = 1024;
+constexpr std::size_t kDataTailOffset = 1032;
+
+template <typename T>
+T load(const std::vector<std::uint8_t>& bytes, std::size_t offset)
+{
+    T v;
+    std::memcpy(&v, bytes.data() + offset, sizeof(v));
+    return v;
+}
+
+std::uint64_t* control_word(void* control, std::size_t offset)
+{
+    return reinterpret_cast<std::uint64_t*>(static_cast<std::uint8_t*>(control) + offset);
+}
+
+// Copies len bytes at ring position pos (modulo the size) into out.
+void copy_out(const RingMemory& ring, std::uint64_t pos, std::size_t len, std::uint8_t* out)
+{
+    const std::uint64_t mask = ring.data_size - 1;
+    const auto at = static_cast<std::size_t>(pos & mask);
+    const std::size_t first = std::min<std::size_t>(len, ring.data_size - at);
+    std::memcpy(out, ring.data + at, first);
+    if (first < len)
+        std::memcpy(out + first, ring.data, len - first);
+}
+
+}  // namespace
+
+std::optional<Sample> parse_sample(const Record& record, bool read_group)
+{
+    // identifier, ip, pid/tid, time, id, cpu/res, period.
+    constexpr std::size_t kFixed = kHeaderSize + std::size_t{7} * 8;
+    const auto& b = record.bytes;
+    if (record.type != kRecordSample || b.size() < kFixed)
+        return std::nullopt;
+    Sample s;
+    s.ip = load<std::uint64_t>(b, 16);
+    s.pid = load<std::uint32_t>(b, 24);
+    s.tid = load<std::uint32_t>(b, 28);
+    s.time = load<std::uint64_t>(b, 32);
+    s.id = load<std::uint64_t>(b, 40);
+    s.cpu = load<std::uint32_t>(b, 48);
+    s.period = load<std::uint64_t>(b, 56);
+    s.kernel = (record.misc & kMiscCpumodeMask) == kMiscKernel;
+    if (read_group) {
+        if (b.size() < kFixed + 8)
+            return std::nullopt;
+        const auto nr = load<std::uint64_t>(b, kFixed);
+        if (nr > (b.size() - kFixed - 8) / 16)
+            return std::nullopt;
+        for (std::uint64_t i = 0; i < nr; ++i) {
+            const std::size_t at = kFixed + 8 + static_cast<std::size_t>(i) * 16;
+            s.values.push_back(
+                GroupValue{load<std::uint64_t>(b, at), load<std::uint64_t>(b, at + 8)});
+        }
+    }
+    return s;
+}
+
+std::optional<SampleId> parse_sample_id(const Record& record)
+{
+    const auto& b = record.bytes;
+    if (record.type == kRecordSample || b.size() < kHeaderSize + kSampleIdSize)
+        return std::nullopt;
+    const std::size_t at = b.size() - kSampleIdSize;
+    SampleId id;
+    id.pid = load<std::uint32_t>(b, at);
+    id.tid = load<std::uint32_t>(b, at + 4);
+    id.time = load<std::uint64_t>(b, at + 8);
+    id.id = load<std::uint64_t>(b, at + 16);
+    id.cpu = load<std::uint32_t>(b, at + 24);
+    return id;
+}
+
+std::uint64_t record_time(const Record& record)
+{
+    if (record.type == kRecordSample)
+        return record.bytes.size() >= 40 ? load<std::uint64_t>(record.bytes, 32) : 0;
+    const auto id = parse_sample_id(record);
+    return id ? id->time : 0;
+}
+
+std::size_t read_ring(const RingMemory& ring, const std::function<void(Record&&)>& sink,
+                      bool* corrupt)
+{
+    std::uint64_t* head_word = control_word(ring.control, kDataHeadOffset);
+    std::uint64_t* tail_word = control_word(ring.control, kDataTailOffset);
+    const std::uint64_t head = __atomic_load_n(head_word, __ATOMIC_ACQUIRE);
+    std::uint64_t tail = __atomic_load_n(tail_word, __ATOMIC_RELAXED);
+    std::size_t count = 0;
+    while (tail < head) {
+        std::uint8_t hdr[kHeaderSize];
+        if (head - tail < kHeaderSize) {
+            if (corrupt)
+                *corrupt = true;
+            break;
+        }
+        copy_out(ring, tail, kHeaderSize, hdr);
+        Record r;
+        std::uint16_t size = 0;
+        std::memcpy(&r.type, hdr, 4);
+        std::memcpy(&r.misc, hdr + 4, 2);
+        std::memcpy(&size, hdr + 6, 2);
+        if (size < kHeaderSize || size > head - tail || size > ring.data_size) {
+            if (corrupt)
+                *corrupt = true;
+            break;
+        }
+        r.bytes.resize(size);
+        copy_out(ring, tail, size, r.bytes.data());
+        tail += size;
+        ++count;
+        sink(std::move(r));
+    }
+    // Everything up to head is consumed (a corrupt rest is skipped).
+    __atomic_store_n(tail_word, head, __ATOMIC_RELEASE);
+    return count;
+}
+
+TimeMerge::TimeMerge(std::vector<std::vector<Record>> rings) : rings_(std::move(rings))
+{
+    for (std::size_t i = 0; i < rings_.size(); ++i)
+        if (!rings_[i].empty())
+            heap_.push(Head{record_time(rings_[i][0]), i, 0});
+}
+
+bool TimeMerge::next(Record& out)
+{
+    if (heap_.empty())
+        return false;
+    const Head h = heap_.top();
+    heap_.pop();
+    auto& ring = rings_[h.ring];
+    out = std::move(ring[h.pos]);
+    if (h.pos + 1 < ring.size())
+        heap_.push(Head{record_time(ring[h.pos + 1]), h.ring, h.pos + 1});
+    return true;
+}
+
+std::vector<Record> merge_by_time(std::vector<std::vector<Record>> rings)
+{
+    std::size_t total = 0;
+    for (const auto& r : rings)
+        total += r.size();
+    std::vector<Record> out;
+    out.reserve(total);
+    TimeMerge merge(std::move(rings));
+    Record r;
+    while (merge.next(r))
+        out.push_back(std::move(r));
+    return out;
+}
+
+}  // namespace archpmu

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+#include "record.hpp"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+#include "archpmu/error.hpp"
+#include "archpmu/perf_data.hpp"
+#include "archpmu/sampling.hpp"
+#include "archpmu/sideband.hpp"
+
+namespace archpmu::tool {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kPollMs = 100;
+constexpr std::uint32_t kFinishedRound = 68;  // PERF_RECORD_FINISHED_ROUND
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+void on_interrupt(int /*sig*/)
+{
+    g_interrupted = 1;
+}
+
+pid_t spawn(const std::vector<std::string>& command)
+{
+    std::vector<char*> argv;
+    argv.reserve(command.size() + 1);
+    for (const auto& a : command)
+        argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid < 0)
+        throw Error(errno, "fork");
+    if (pid == 0) {
+        (void)std::signal(SIGINT, SIG_DFL);
+        ::execvp(argv[0], argv.data());
+        std::cerr << "archpmu record: cannot run '" << command[0] << "': " << std::strerror(errno)
+                  << '\n';
+        ::_exit(127);
+    }
+    return pid;
+}
+
+// perf's marker after each pass over the rings: what came before it and is no
+// later than the previous round's last time can be sorted and flushed.
+Record finished_round()
+{
+    Record r;
+    r.type = kFinishedRound;
+    r.bytes.assign(8, 0);
+    std::memcpy(r.bytes.data(), &kFinishedRound, 4);
+    r.bytes[6] = 8;
+    return r;
+}
+
+std::vector<SampledEvent> sampled_events(const RecordOptions& opts)
+{
+    std::vector<SampledEvent> out;
+    for (const auto& e : opts.events) {
+        SampledEvent s;
+        s.event = e;
+        if (opts.period)
+            s.sample.period = opts.period;
+        else
+            s.sample.freq_hz = opts.freq_hz;
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+// Every record the rings hold, written: the side-band's first, then the samples.
+class Pump {
+public:
+    Pump(SamplingSession& session, Sideband* sideband, PerfDataWriter& writer)
+        : session_(session), sideband_(sideband), writer_(writer)
+    {
+    }
+    void operator()()
+    {
+        std::size_t n = 0;
+        if (sideband_)
+            n += sideband_->drain([&](Record&& r) { writer_.write(r); });
+        for (const auto& r : session_.drain_merged()) {
+            writer_.write(r);
+            ++n;
+        }
+        if (n)
+            writer_.write(finished_round());
+    }
+
+private:
+    SamplingSession& session_;
+    Sideband* sideband_;
+    PerfDataWriter& writer_;
+};
+
+void print_summary(const SamplingSession& session, const PerfDataWriter& writer,
+                   const std::string& output)
+{
+    for (const auto& s : session.ring_stats())
+        std::cerr << "CPU" << s.cpu << ": " << s.samples << " samples, " << s.lost << " lost, "
+                  << s.throttled << " throttled\n";
+    if (session.corrupt_rings())
+        std::cerr << "archpmu record: warning: " << session.corrupt_rings()
+                  << " malformed ring contents skipped\n";
+    char mb[32];
+    (void)std::snprintf(mb, sizeof(mb), "%.3f",
+                        static_cast<double>(writer.file_bytes()) / (1024.0 * 1024.0));
+    std::cerr << "[ archpmu record: Captured and wrote " << mb << " MB " << output << " ("
+              << writer.samples() << " samples) ]\n";
+}
+
+}  // namespace
+
+int run_record(const RecordOptions& opts)
+{
+    SamplingOptions so;
+    so.cpus = opts.cpus;
+    so.ring_pages = opts.ring_pages;
+    so.read_group = opts.read_group;
+    SamplingSession session(opts.device, sampled_events(opts), so);
+
+    std::unique_ptr<Sideband> sideband;
+    try {
+        // On every online CPU, whatever -C says: a command may exec and map
+        // its libraries on another CPU before it runs on a recorded one.
+        sideband = std::make_unique<Sideband>(online_cpus());
+    } catch (const Error& e) {
+        std::cerr << "archpmu record: warning: no side-band events (" << e.what()
+                  << "): processes started from now on will have no symbols\n";
+    }
+
+    std::vector<PerfEventDesc> descs;
+    for (std::size_t i = 0; i < session.events().size(); ++i) {
+        PerfEventDesc d;
+        d.attr = perf_attr_for(session.events()[i], session.read_group());
+        d.name = session.events()[i].event.name;
+        d.ids = session.cpu_ids(i);
+        descs.push_back(std::move(d));
+    }
+    if (sideband) {
+        PerfEventDesc d;
+        d.attr = sideband_attr();
+        d.name = "dummy:u";
+        d.ids = sideband->ids();
+        descs.push_back(std::move(d));
+    }
+    PerfDataWriter writer(opts.output, std::move(descs), host_perf_data_info(opts.cmdline));
+
+    // What already runs, from /proc: attributed to an id whose trailer is the same.
+    std::vector<std::string> warnings;
+    const std::uint64_t synth_id = sideband ? sideband->ids()[0] : session.cpu_ids(0)[0];
+    writer.write(synthesize_system(0, synth_id, &warnings));
+    for (const auto& w : warnings)
+        std::cerr << "archpmu record: warning: " << w << '\n';
+
+    struct sigaction sa {};
+    sa.sa_handler = on_interrupt;
+    ::sigaction(SIGINT, &sa, nullptr);
+
+    std::vector<pollfd> pfds{{session.fd(), POLLIN, 0}};
+    if (sideband)
+        for (const int fd : sideband->fds())
+            pfds.push_back({fd, POLLIN, 0});
+
+    Pump pump(session, sideband.get(), writer);
+    const auto start = Clock::now();
+    session.start();
+    pid_t child = opts.command.empty() ? -1 : spawn(opts.command);
+    int status = 0;
+    const auto deadline = opts.duration
+                              ? start + std::chrono::duration_cast<Clock::duration>(*opts.duration)
+                              : Clock::time_point::max();
+    for (;;) {
+        if (child > 0) {
+            if (::waitpid(child, &status, WNOHANG) == child)
+                break;
+        } else if (g_interrupted || Clock::now() >= deadline) {
+            break;
+        }
+        int timeout = kPollMs;
+        if (deadline != Clock::time_point::max()) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            timeout = static_cast<int>(std::clamp<long long>(left.count() + 1, 0, kPollMs));
+        }
+        if (::poll(pfds.data(), pfds.size(), timeout) < 0 && errno != EINTR)
+            throw Error(errno, "poll");
+        pump();
+    }
+    session.stop();
+    pump();
+    writer.finish();
+    print_summary(session, writer, opts.output);
+
+    if (child > 0) {
+        if (WIFEXITED(status))
+            return WEXITSTATUS(status);
+        if (WIFSIGNALED(status))
+            return 128 + WTERMSIG(status);
+    }
+    return 0;
+}
+
+}  // namespace archpmu::tool
