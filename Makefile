@@ -7,7 +7,8 @@
 #                   Debian's kernel, the debug kernel and the RT kernel)
 #   make run        the main job: load the module and print `archpmu info`
 #                   (on the real PMU of an Intel host, else in the VM on the model)
-#   make bench      bench/archpmu_bench (real PMU on an Intel host, else the VM)
+#   make bench      bench/archpmu_bench (real PMU on an Intel host, else the VM),
+#                   then bench/sampling.py (in the VM on the model)
 #   make lint       checkpatch --strict, clang-format, clang-tidy
 #   make install    library, headers, tool, pkg-config and CMake files
 #
@@ -64,6 +65,7 @@ run: all
 
 bench: all
 	scripts/bench
+	scripts/bench-sample
 
 lint: user
 	scripts/lint

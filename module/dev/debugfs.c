@@ -10,6 +10,8 @@
  *       CPUs (root only): 0 parallel, one round for all CPUs (the default);
  *       1 serial, one cross-call per CPU after another; 2 naive, one
  *       cross-call per MSR access, as the msr driver's wrmsr_on_cpu() would do
+ *   /sys/kernel/debug/archpmu/pmi_handled, pmi_ns  PMIs the handler took as
+ *       its own, on every CPU, and the nanoseconds it spent in them
  *   /sys/kernel/debug/archpmu/fail_model_wrmsr_nth  model backend only: n
  *       makes the n-th model WRMSR from now on raise #GP (tests)
  *   /sys/kernel/debug/archpmu/fail_cpu_online/   fault injection on the CPU-
@@ -19,6 +21,7 @@
 #include <linux/fs.h>
 
 #include "../count/count.h"
+#include "../sample/sample.h"
 #include "../pmu/pmu.h"
 #include "dev.h"
 
@@ -44,6 +47,24 @@ static int fold_rounds_get(void *data, u64 *val)
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(fold_rounds_fops, fold_rounds_get, NULL, "%llu\n");
+
+static int pmi_handled_get(void *data, u64 *val)
+{
+	u64 ns;
+
+	archpmu_pmi_stats(val, &ns);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(pmi_handled_fops, pmi_handled_get, NULL, "%llu\n");
+
+static int pmi_ns_get(void *data, u64 *val)
+{
+	u64 handled;
+
+	archpmu_pmi_stats(&handled, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(pmi_ns_fops, pmi_ns_get, NULL, "%llu\n");
 
 static int fail_nth_get(void *data, u64 *val)
 {
@@ -87,6 +108,9 @@ void archpmu_debugfs_init(void)
 				   &cross_call_mode_fops);
 	debugfs_create_file_unsafe("fold_rounds", 0400, archpmu_debugfs_dir, NULL,
 				   &fold_rounds_fops);
+	debugfs_create_file_unsafe("pmi_handled", 0400, archpmu_debugfs_dir, NULL,
+				   &pmi_handled_fops);
+	debugfs_create_file_unsafe("pmi_ns", 0400, archpmu_debugfs_dir, NULL, &pmi_ns_fops);
 	if (archpmu_backend->id == ARCHPMU_BACKEND_MODEL)
 		debugfs_create_file_unsafe("fail_model_wrmsr_nth", 0600, archpmu_debugfs_dir,
 					   NULL, &fail_nth_fops);

@@ -110,6 +110,22 @@ static DEFINE_MUTEX(pmi_lock);
 static unsigned int pmi_users;	/* sampling sessions, under pmi_lock */
 static bool pmi_ticking;	/* the ticks run on every online CPU */
 static DEFINE_PER_CPU(struct hrtimer, sample_ticks);
+/* For the benchmark (dev/debugfs.c): PMIs handled and the time they took. */
+static DEFINE_PER_CPU(u64, pmi_handled);
+static DEFINE_PER_CPU(u64, pmi_ns);
+
+void archpmu_pmi_stats(u64 *handled, u64 *ns)
+{
+	unsigned int cpu;
+
+	*handled = 0;
+	*ns = 0;
+	for_each_possible_cpu(cpu) {
+		*handled += READ_ONCE(per_cpu(pmi_handled, cpu));
+		*ns += READ_ONCE(per_cpu(pmi_ns, cpu));
+	}
+}
+
 static enum cpuhp_state pmi_hp_state;
 
 static int ctx_idx(unsigned int bit)
@@ -235,7 +251,7 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 	u64 sampling = READ_ONCE(ctx->sampling);
 	bool global = global_msrs(ctx);
 	struct pt_regs *regs = NULL;
-	u64 t0, ctrl = 0, status, ovf;
+	u64 t0, t1, ctrl = 0, status, ovf;
 	unsigned long todo;
 	unsigned int bit;
 	int loops, ret;
@@ -270,9 +286,14 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 		for_each_set_bit(bit, &todo, 64)
 			handle_overflow(ctx, bit, regs, t0);
 	}
-	ctx->tick_nmi_ns += ktime_get_mono_fast_ns() - t0;
+	t1 = ktime_get_mono_fast_ns();
+	ctx->tick_nmi_ns += t1 - t0;
 	if (loops && tick_budget_ns() && ctx->tick_nmi_ns > tick_budget_ns())
 		throttle(ctx, sampling, t0);
+	if (loops) {
+		__this_cpu_inc(pmi_handled);
+		__this_cpu_add(pmi_ns, t1 - t0);
+	}
 	if (global)
 		archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL,
 				    ctrl & ~(atomic64_read(&ctx->throttled) & sampling));
@@ -293,6 +314,13 @@ static void adjust_period(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_e
 	target = div64_u64(delta * (NSEC_PER_SEC / TICK_NS), hw->freq) ?: 1;
 	step = (s64)(target - period);
 	step = step >= 0 ? (step + 7) / 8 : step / 8;
+	/*
+	 * From the start (period 1) perf's filter takes a hundred ms to get
+	 * close, sampling far too often meanwhile: a period eight times too
+	 * small takes the estimate at once.
+	 */
+	if (target / 8 > period)
+		step = target - period;
 	period = clamp_t(u64, period + step, 1, hw->period_max);
 	/*
 	 * The next reload uses it. (perf also restarts a counter far from its

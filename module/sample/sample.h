@@ -63,6 +63,8 @@ int archpmu_pmi_get(void);	/* a sampling session begins: the handler is there */
 void archpmu_pmi_put(void);
 int archpmu_pmi_init(void);
 void archpmu_pmi_exit(void);
+/* PMIs the handler took as its own so far, and the nanoseconds they took. */
+void archpmu_pmi_stats(u64 *handled, u64 *ns);
 /* The module parameter sample_max_rate: samples per second per CPU. */
 u32 archpmu_sample_max_rate(void);
 

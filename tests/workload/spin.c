@@ -4,6 +4,8 @@
  * pinned to CPU if given. MODE "user" spins in archpmu_spin_user(), a
  * function that is never inlined, so a profile must name it; "syscalls"
  * makes system calls in a loop, so cycles:k samples land in the kernel.
+ * "work" runs a fixed amount of work instead (SECONDS is then millions of
+ * iterations) and prints how long it took, for the sampling benchmark.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -33,6 +35,17 @@ __attribute__((noinline)) unsigned long archpmu_spin_user(double end)
 	return x;
 }
 
+__attribute__((noinline)) unsigned long archpmu_spin_work(unsigned long millions)
+{
+	volatile unsigned long x = 0;
+	unsigned long i, m;
+
+	for (m = 0; m < millions; m++)
+		for (i = 0; i < 1000000; i++)
+			x = x * 3 + i;
+	return x;
+}
+
 __attribute__((noinline)) void archpmu_spin_syscalls(double end)
 {
 	while (now() < end)
@@ -44,7 +57,7 @@ int main(int argc, char **argv)
 	double end;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: archpmu_spin user|syscalls SECONDS [CPU]\n");
+		fprintf(stderr, "usage: archpmu_spin user|syscalls SECONDS [CPU] | work MILLIONS [CPU]\n");
 		return 2;
 	}
 	if (argc > 3) {
@@ -56,6 +69,13 @@ int main(int argc, char **argv)
 			perror("sched_setaffinity");
 			return 1;
 		}
+	}
+	if (!strcmp(argv[1], "work")) {
+		double start = now();
+
+		archpmu_spin_work(strtoul(argv[2], NULL, 10));
+		printf("work_ms %.1f\n", (now() - start) * 1e3);
+		return 0;
 	}
 	end = now() + atof(argv[2]);
 	if (!strcmp(argv[1], "user"))
