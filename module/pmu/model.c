@@ -47,6 +47,7 @@
 #include <linux/smp.h>
 #include <linux/string.h>
 #include <asm/apic.h>
+#include <asm/hardirq.h>
 #include <asm/irq_regs.h>
 #include <asm/nmi.h>
 #include <asm/ptrace.h>
@@ -223,10 +224,16 @@ static DEFINE_PER_CPU(struct model_pmi, model_pmis);
 /* PMIs one model tick raises at most (a period of 1 would raise millions). */
 #define MODEL_MAX_PMIS_PER_TICK	1000
 /* How long the model waits for its NMI to arrive before it goes on. */
-#define MODEL_PMI_WAIT_LOOPS	10000
+#define MODEL_PMI_WAIT_LOOPS	1000000
 
+/*
+ * As on hardware, the PMI is taken before the code that overflowed goes on:
+ * the model waits (bounded) until this CPU has taken an NMI since the send,
+ * so its NMIs never meet a later step or arrive twice.
+ */
 static void model_send_pmi(struct model_pmi *p, struct pt_regs *regs)
 {
+	unsigned int nmis = this_cpu_read(irq_stat.__nmi_count);
 	unsigned int i;
 
 	if (regs) {
@@ -234,7 +241,7 @@ static void model_send_pmi(struct model_pmi *p, struct pt_regs *regs)
 		WRITE_ONCE(p->regs_valid, true);
 	}
 	apic->send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
-	for (i = 0; i < MODEL_PMI_WAIT_LOOPS && READ_ONCE(p->regs_valid); i++)
+	for (i = 0; i < MODEL_PMI_WAIT_LOOPS && this_cpu_read(irq_stat.__nmi_count) == nmis; i++)
 		cpu_relax();
 	WRITE_ONCE(p->regs_valid, false);
 }

@@ -371,6 +371,80 @@ TEST_CASE("v1 has no status MSR: overflows are found by the counter's value", "[
     CHECK(count_of(fd, cpu, 0) == 250);
 }
 
+TEST_CASE("sampling stops with its CPU and resumes when it comes back, and across a suspend",
+          "[sampling][hotplug][suspend]")
+{
+    LoadedModule mod(kExact);
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    SampleOpen so;
+    so.events = {{kInstructions | kUsr, 0, 0}};
+    so.specs = {{100, 30, 0, 0}};
+    so.cpus = {cpu};
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    inject(dev.get(), cpu, kInstructions, 250);  // one wrap: one sample, 50 into the next period
+    CHECK(count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) == 1);
+
+    if (cpu != 0) {
+        const std::string online = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online";
+        write_file(online, "0");
+        write_file(online, "1");
+        // Back with a whole period to go: 100 more events, one sample.
+        inject(dev.get(), cpu, kInstructions, 99);
+        CHECK(count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) == 0);
+        inject(dev.get(), cpu, kInstructions, 1);
+        CHECK(count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) == 1);
+    }
+
+    // pm_test "freezer": the PM notifiers run, the machine does not sleep.
+    REQUIRE(path_exists("/sys/power/pm_test"));
+    write_file("/sys/module/suspend/parameters/pm_test_delay", "0");
+    write_file("/sys/power/pm_test", "freezer");
+    write_file("/sys/power/state", "freeze");
+    write_file("/sys/power/pm_test", "none");
+    inject(dev.get(), cpu, kInstructions, 100);
+    CHECK(count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) == 1);
+}
+
+TEST_CASE("poll wakes the reader once a ring holds wakeup_bytes", "[sampling]")
+{
+    LoadedModule mod(kExact);
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    SampleOpen so;
+    so.events = {{kInstructions | kUsr, 0, 0}};
+    so.specs = {{10, 8, 0, 0}};
+    so.cpus = {cpu};
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    // The default watermark is a quarter of the ring: 64 pages / 4 = 1024 samples of 64 bytes.
+    pollfd p{fd, POLLIN, 0};
+    CHECK(::poll(&p, 1, 0) == 0);
+    for (int i = 0; i < 1023; i++)
+        inject(dev.get(), cpu, kInstructions, 10);
+    CHECK(::poll(&p, 1, 0) == 0);
+    // A blocked reader wakes when the last sample crosses the watermark.
+    std::atomic<int> woke{-1};
+    std::thread reader([&] {
+        pollfd q{fd, POLLIN, 0};
+        woke = ::poll(&q, 1, 5000);
+    });
+    sleep_ms(100);
+    CHECK(woke == -1);
+    inject(dev.get(), cpu, kInstructions, 10);
+    reader.join();
+    CHECK(woke == 1);
+    CHECK(count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) == 1024);
+    CHECK(::poll(&p, 1, 0) == 0);
+}
+
 TEST_CASE("a full ring drops samples and LOST records count every one", "[sampling]")
 {
     LoadedModule mod(kExact);
@@ -541,7 +615,8 @@ TEST_CASE("time-driven samples land in the user code that ran, with its pid", "[
     INFO("samples " << samples << ", in the child " << in_child);
     // -F 1000 over 0.6 s; the model's tick is 1 ms, so at most one per ms.
     CHECK(samples >= 200);
-    CHECK(in_child * 10 >= samples * 9);
+    // Most in the child: the test itself and the kernel's threads run there too.
+    CHECK(in_child * 4 >= samples * 3);
 }
 
 TEST_CASE("closing, kill -9, hotplug and unload while sampling leave the PMU as found",
