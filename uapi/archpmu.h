@@ -362,17 +362,22 @@ struct archpmu_count_open {
  *   ARCHPMU_RECORD_THROTTLE, ARCHPMU_RECORD_UNTHROTTLE: u64 time; u64 id;
  *       u64 stream_id (= id); sample_id. The CPU's samples went over
  *       sample_max_rate, or its handler over its time budget: the event's
- *       counter stopped until the next sampling tick.
+ *       counter stopped until the next sampling tick. (Dropped, uncounted,
+ *       when the ring is full.)
  *   sample_id: u32 pid, tid; u64 time; u64 id; u32 cpu, 0; u64 id.
  *
  * COUNT_OPEN errors for sampling, besides those above:
- *   -EINVAL   sample_events without ARCHPMU_COUNT_OPEN_FD; unknown
+ *   -EINVAL   sample_events without ARCHPMU_COUNT_OPEN_FD; sample_flags,
+ *             ring_pages or wakeup_bytes without sample_events; unknown
  *             sample_flags or archpmu_sample_event.flags; a frequency of 0;
  *             ARCHPMU_SAMPLE_READ without a sampling event; ring_pages
  *             not a power of 2 or above ARCHPMU_RING_MAX_PAGES
- *   -ERANGE   a period above what the event's counter takes, or a
- *             frequency above sample_max_rate (bad_event, bad_cpu say which)
+ *   -ERANGE   a period above what the event's counter takes (bad_event
+ *             and bad_cpu say which), or a frequency above sample_max_rate
+ *             (bad_event)
  *   -EFAULT   a bad sample_events pointer
+ * mmap: -ENODEV on a session that does not sample; -EINVAL for a private
+ * mapping, or a length or offset that is not one whole ring.
  */
 #define ARCHPMU_SAMPLE_READ	0x001U	/* sample_flags: samples carry every event's count */
 #define ARCHPMU_SAMPLE_FREQ	0x001U	/* archpmu_sample_event.flags: period is in Hz */

@@ -3,24 +3,26 @@
  * The PMI handler and the sampling tick.
  *
  * The handler follows intel_pmu_handle_irq (pmu-spec.md §5.3): GLOBAL_CTRL
- * = 0, read GLOBAL_STATUS, for each of our overflowed counters fold, reload
- * -period and write a sample, ack through OVF_CTRL, again while our bits
- * stay set (at most PMI_MAX_LOOPS times: then our counters stop until the
- * tick), restore GLOBAL_CTRL and unmask LVTPC. v1 has no GLOBAL_STATUS, and
- * another agent's handler (perf's, for the NMI watchdog) may ack our bits
- * first, so a counter whose top bit is clear has also overflowed, as in
- * x86_pmu_handle_irq. It claims only its own overflows.
+ * = 0, read GLOBAL_STATUS, ack our bits through OVF_CTRL, then for each of
+ * our overflowed counters fold, reload -period and write a sample; again
+ * while our bits stay set (at most PMI_MAX_LOOPS times: then our counters
+ * stop until the tick); restore GLOBAL_CTRL and unmask LVTPC. v1 has no
+ * GLOBAL_STATUS, and another agent's handler (perf's, for the NMI
+ * watchdog) may ack our bits first, so a counter whose top bit is clear
+ * has also overflowed, as in x86_pmu_handle_irq. It claims only its own
+ * overflows, and the first NMI within RELEASE_GRACE_NS of a release.
  *
  * NMI rules: no lock, no allocation, no printk; wakeups go through each
  * ring's irq_work. It reaches sessions only through the per-CPU context's
  * live view (pmu/cpu_ctx.h).
  *
- * Throttling, like perf's: more than sample_max_rate samples a second on a
- * CPU (counted per tick), or handler time above sample_cpu_percent of the
- * tick (perf's perf_cpu_time_max_percent, 25 by default as there), stops
- * the CPU's sampling counters until the next tick, with a THROTTLE
- * and an UNTHROTTLE record. The tick also re-estimates the period of
- * frequency events (perf_adjust_period) and writes pending LOST records.
+ * Throttling, like perf's: the sample that takes a CPU over sample_max_rate
+ * a second (counted per tick) stops its counter; handler time above
+ * sample_cpu_percent of the tick (perf's perf_cpu_time_max_percent, 25 by
+ * default as there) stops all of the CPU's sampling counters; each until
+ * the next tick, with a THROTTLE and an UNTHROTTLE record. The tick also
+ * re-estimates the period of frequency events (perf_adjust_period) and
+ * writes pending LOST records.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -12,7 +12,7 @@
 
 #include "sample.h"
 
-int archpmu_sample_copy_in(const struct archpmu_count_open *cmd,
+int archpmu_sample_copy_in(struct archpmu_count_open *cmd,
 			   struct archpmu_sample_event *specs, bool *sampling)
 {
 	bool any = false;
@@ -34,6 +34,7 @@ int archpmu_sample_copy_in(const struct archpmu_count_open *cmd,
 	for (e = 0; e < cmd->nr_events; e++) {
 		const struct archpmu_sample_event *sp = &specs[e];
 
+		cmd->bad_event = e;
 		if ((sp->flags & ~ARCHPMU_SAMPLE_FREQ) || sp->__reserved ||
 		    ((sp->flags & ARCHPMU_SAMPLE_FREQ) && !sp->period))
 			return -EINVAL;
@@ -41,6 +42,7 @@ int archpmu_sample_copy_in(const struct archpmu_count_open *cmd,
 			return -ERANGE;
 		any |= sp->period != 0;
 	}
+	cmd->bad_event = ~0U;
 	if (!any && (cmd->sample_flags & ARCHPMU_SAMPLE_READ))
 		return -EINVAL;
 	*sampling = any;

@@ -38,10 +38,11 @@ struct archpmu_sample {
 
 /*
  * COUNT_OPEN, before the locks: check the sampling fields of @cmd and
- * copy in the per-event specs (@specs has ARCHPMU_MAX_EVENTS entries).
+ * copy in the per-event specs (@specs has ARCHPMU_MAX_EVENTS entries); a
+ * refused spec's index goes to @cmd->bad_event.
  * Returns 0 with *@sampling false for a counting session.
  */
-int archpmu_sample_copy_in(const struct archpmu_count_open *cmd,
+int archpmu_sample_copy_in(struct archpmu_count_open *cmd,
 			   struct archpmu_sample_event *specs, bool *sampling);
 /*
  * Under the locks, after the plan: check each period against the counter
