@@ -156,8 +156,13 @@ std::string cpu_sysfs(unsigned cpu, const std::string& attr)
 
 CommandResult run_tool(const std::string& args)
 {
+    return run_command(std::string(ARCHPMU_TOOL) + " " + args);
+}
+
+CommandResult run_command(const std::string& command)
+{
     CommandResult r;
-    const std::string cmd = std::string(ARCHPMU_TOOL) + " " + args + " 2>&1";
+    const std::string cmd = command + " 2>&1";
     FILE* pipe = ::popen(cmd.c_str(), "r");
     REQUIRE(pipe != nullptr);
     std::array<char, 4096> buf{};

@@ -56,6 +56,8 @@ struct CommandResult {
     std::string out;
 };
 CommandResult run_tool(const std::string& args);
+// A shell command line, stdout and stderr together.
+CommandResult run_command(const std::string& command);
 
 // ARCHPMU_IOC_MODEL_INJECT: `count` occurrences of `code` at CPL 3 (or 0) on `cpu`.
 void inject_events(unsigned cpu, uint32_t code, uint64_t count, bool user = true);

@@ -19,20 +19,6 @@ using namespace archpmu::itest;
 
 namespace {
 
-CommandResult run(const std::string& cmd)
-{
-    CommandResult r;
-    FILE* pipe = ::popen((cmd + " 2>&1").c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    std::array<char, 4096> buf{};
-    std::size_t n = 0;
-    while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0)
-        r.out.append(buf.data(), n);
-    const int status = ::pclose(pipe);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
-
 // The percentage perf report gives the line naming `symbol`, or -1.
 double report_share(const std::string& report, const std::string& symbol)
 {
@@ -63,13 +49,13 @@ TEST_CASE("record: perf report names the function the command spun in", "[record
     REQUIRE(rec.status == 0);
     CHECK(rec.out.find("archpmu record: Captured and wrote") != std::string::npos);
 
-    const auto report = run("perf report -i " + file + " --stdio --sort sym");
+    const auto report = run_command("perf report -i " + file + " --stdio --sort sym");
     INFO(report.out);
     REQUIRE(report.status == 0);
     CHECK(report_share(report.out, "archpmu_spin_user") >= 90.0);
 
     // Every sample in that function is the workload's, with its own pid and tid.
-    const auto script = run("perf script -i " + file + " -F comm,pid,tid,ip,sym");
+    const auto script = run_command("perf script -i " + file + " -F comm,pid,tid,ip,sym");
     REQUIRE(script.status == 0);
     std::istringstream in(script.out);
     std::string line;
@@ -97,7 +83,7 @@ TEST_CASE("record: kernel samples are symbolised through kallsyms", "[record-too
                               file + " -- " + spin("syscalls", "0.5", cpu));
     INFO(rec.out);
     REQUIRE(rec.status == 0);
-    const auto report = run("perf report -i " + file + " --stdio --sort dso,sym");
+    const auto report = run_command("perf report -i " + file + " --stdio --sort dso,sym");
     INFO(report.out);
     REQUIRE(report.status == 0);
     // Lines like "  12.34%  [kernel.kallsyms]  [k] do_syscall_64": named, not hex.
@@ -130,11 +116,11 @@ TEST_CASE("record: perf record on a software event runs beside it", "[record-too
     INFO(perf_out);
     CHECK(::pclose(perf) == 0);
     REQUIRE(rec.status == 0);
-    const auto ours_report = run("perf report -i " + ours + " --stdio --sort sym");
+    const auto ours_report = run_command("perf report -i " + ours + " --stdio --sort sym");
     CHECK(report_share(ours_report.out, "archpmu_spin_user") >= 90.0);
     // (Under QEMU/TCG perf's cpu-clock credits nearly every sample to swapper, with
     // or without archpmu: its file is checked for samples, not for the workload.)
-    const auto perf_report = run("perf report -i " + perfs + " --stdio --sort comm");
+    const auto perf_report = run_command("perf report -i " + perfs + " --stdio --sort comm");
     INFO(perf_report.out);
     CHECK(perf_report.status == 0);
     CHECK(

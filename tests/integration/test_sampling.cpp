@@ -80,6 +80,17 @@ struct SampleOpen {
     }
 };
 
+// One event sampling on one CPU, opened started.
+SampleOpen started_on(unsigned cpu, archpmu_event event, archpmu_sample_event spec)
+{
+    SampleOpen so;
+    so.events = {event};
+    so.specs = {spec};
+    so.cpus = {cpu};
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    return so;
+}
+
 // One CPU's ring, mapped, read with perf's protocol.
 class Ring {
 public:
@@ -336,11 +347,7 @@ TEST_CASE("a fixed counter samples, on v2 and v5 layouts too", "[sampling]")
     LoadedModule mod(params);
     const auto dev = open_device();
     const unsigned cpu = online_cpus().front();
-    SampleOpen so;
-    so.events = {{kInstructions, 0, 0}};
-    so.specs = {{1000, 7, 0, 0}};
-    so.cpus = {cpu};
-    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    auto so = started_on(cpu, {kInstructions, 0, 0}, {1000, 7, 0, 0});
     const int fd = so.open(dev.get());
     REQUIRE(fd >= 0);
     const UniqueFd session(fd);
@@ -357,11 +364,7 @@ TEST_CASE("v1 has no status MSR: overflows are found by the counter's value", "[
     LoadedModule mod("backend=model model_rate_percent=0 model_version=1 sample_cpu_percent=100");
     const auto dev = open_device();
     const unsigned cpu = online_cpus().front();
-    SampleOpen so;
-    so.events = {{kBranches | kUsr, 0, 0}};
-    so.specs = {{50, 3, 0, 0}};
-    so.cpus = {cpu};
-    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    auto so = started_on(cpu, {kBranches | kUsr, 0, 0}, {50, 3, 0, 0});
     const int fd = so.open(dev.get());
     REQUIRE(fd >= 0);
     const UniqueFd session(fd);
@@ -378,11 +381,7 @@ TEST_CASE("sampling stops with its CPU and resumes when it comes back, and acros
     LoadedModule mod(kExact);
     const auto dev = open_device();
     const unsigned cpu = online_cpus().back();
-    SampleOpen so;
-    so.events = {{kInstructions | kUsr, 0, 0}};
-    so.specs = {{100, 30, 0, 0}};
-    so.cpus = {cpu};
-    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    auto so = started_on(cpu, {kInstructions | kUsr, 0, 0}, {100, 30, 0, 0});
     const int fd = so.open(dev.get());
     REQUIRE(fd >= 0);
     const UniqueFd session(fd);
@@ -416,11 +415,7 @@ TEST_CASE("poll wakes the reader once a ring holds wakeup_bytes", "[sampling]")
     LoadedModule mod(kExact);
     const auto dev = open_device();
     const unsigned cpu = online_cpus().back();
-    SampleOpen so;
-    so.events = {{kInstructions | kUsr, 0, 0}};
-    so.specs = {{10, 8, 0, 0}};
-    so.cpus = {cpu};
-    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    auto so = started_on(cpu, {kInstructions | kUsr, 0, 0}, {10, 8, 0, 0});
     const int fd = so.open(dev.get());
     REQUIRE(fd >= 0);
     const UniqueFd session(fd);
@@ -487,11 +482,7 @@ TEST_CASE("over sample_max_rate a counter is throttled until the next tick", "[s
     write_file(kMaxRate, "100");  // one sample per 4 ms tick
     const auto dev = open_device();
     const unsigned cpu = online_cpus().back();
-    SampleOpen so;
-    so.events = {{kInstructions | kUsr, 0, 0}};
-    so.specs = {{10, 9, 0, 0}};
-    so.cpus = {cpu};
-    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    auto so = started_on(cpu, {kInstructions | kUsr, 0, 0}, {10, 9, 0, 0});
     const int fd = so.open(dev.get());
     REQUIRE(fd >= 0);
     const UniqueFd session(fd);
@@ -514,11 +505,7 @@ TEST_CASE("past sample_cpu_percent of handler time a CPU's sampling is throttled
     LoadedModule mod("backend=model model_rate_percent=0 model_version=4 sample_cpu_percent=1");
     const auto dev = open_device();
     const unsigned cpu = online_cpus().back();
-    SampleOpen so;
-    so.events = {{kInstructions | kUsr, 0, 0}};
-    so.specs = {{1, 9, 0, 0}};
-    so.cpus = {cpu};
-    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    auto so = started_on(cpu, {kInstructions | kUsr, 0, 0}, {1, 9, 0, 0});
     const int fd = so.open(dev.get());
     REQUIRE(fd >= 0);
     const UniqueFd session(fd);
@@ -571,11 +558,7 @@ TEST_CASE("time-driven samples land in the user code that ran, with its pid", "[
     LoadedModule mod("backend=model model_version=4");
     const auto dev = open_device();
     const unsigned cpu = online_cpus().back();
-    SampleOpen so;
-    so.events = {{kInstructions | kUsr, 0, 0}};
-    so.specs = {{1000, 21, ARCHPMU_SAMPLE_FREQ, 0}};
-    so.cpus = {cpu};
-    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    auto so = started_on(cpu, {kInstructions | kUsr, 0, 0}, {1000, 21, ARCHPMU_SAMPLE_FREQ, 0});
     const int fd = so.open(dev.get());
     REQUIRE(fd >= 0);
     const UniqueFd session(fd);

@@ -18,6 +18,7 @@
 #include "archpmu/perf_data.hpp"
 #include "archpmu/sampling.hpp"
 #include "archpmu/sideband.hpp"
+#include "child.hpp"
 
 namespace archpmu::tool {
 namespace {
@@ -26,33 +27,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kPollMs = 100;
 constexpr std::uint32_t kFinishedRound = 68;  // PERF_RECORD_FINISHED_ROUND
-
-volatile std::sig_atomic_t g_interrupted = 0;
-
-void on_interrupt(int /*sig*/)
-{
-    g_interrupted = 1;
-}
-
-pid_t spawn(const std::vector<std::string>& command)
-{
-    std::vector<char*> argv;
-    argv.reserve(command.size() + 1);
-    for (const auto& a : command)
-        argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0)
-        throw Error(errno, "fork");
-    if (pid == 0) {
-        (void)std::signal(SIGINT, SIG_DFL);
-        ::execvp(argv[0], argv.data());
-        std::cerr << "archpmu record: cannot run '" << command[0] << "': " << std::strerror(errno)
-                  << '\n';
-        ::_exit(127);
-    }
-    return pid;
-}
 
 // perf's marker after each pass over the rings: what came before it and is no
 // later than the previous round's last time can be sorted and flushed.
@@ -167,9 +141,7 @@ int run_record(const RecordOptions& opts)
     for (const auto& w : warnings)
         std::cerr << "archpmu record: warning: " << w << '\n';
 
-    struct sigaction sa {};
-    sa.sa_handler = on_interrupt;
-    ::sigaction(SIGINT, &sa, nullptr);
+    catch_interrupt();
 
     std::vector<pollfd> pfds{{session.fd(), POLLIN, 0}};
     if (sideband)
@@ -179,7 +151,7 @@ int run_record(const RecordOptions& opts)
     Pump pump(session, sideband.get(), writer);
     const auto start = Clock::now();
     session.start();
-    pid_t child = opts.command.empty() ? -1 : spawn(opts.command);
+    pid_t child = opts.command.empty() ? -1 : spawn(opts.command, "record");
     int status = 0;
     const auto deadline = opts.duration
                               ? start + std::chrono::duration_cast<Clock::duration>(*opts.duration)
@@ -188,7 +160,7 @@ int run_record(const RecordOptions& opts)
         if (child > 0) {
             if (::waitpid(child, &status, WNOHANG) == child)
                 break;
-        } else if (g_interrupted || Clock::now() >= deadline) {
+        } else if (interrupted() || Clock::now() >= deadline) {
             break;
         }
         int timeout = kPollMs;

@@ -15,38 +15,12 @@
 #include "archpmu/pmu.hpp"
 #include "archpmu/session.hpp"
 #include "archpmu/stat_report.hpp"
+#include "child.hpp"
 
 namespace archpmu::tool {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-volatile std::sig_atomic_t g_interrupted = 0;
-
-void on_interrupt(int /*sig*/)
-{
-    g_interrupted = 1;
-}
-
-pid_t spawn(const std::vector<std::string>& command)
-{
-    std::vector<char*> argv;
-    argv.reserve(command.size() + 1);
-    for (const auto& a : command)
-        argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    const pid_t pid = ::fork();
-    if (pid < 0)
-        throw Error(errno, "fork");
-    if (pid == 0) {
-        (void)std::signal(SIGINT, SIG_DFL);
-        ::execvp(argv[0], argv.data());
-        std::cerr << "archpmu stat: cannot run '" << command[0] << "': " << std::strerror(errno)
-                  << '\n';
-        ::_exit(127);
-    }
-    return pid;
-}
 
 void print(const StatTotals& totals, const StatOptions& opts, const StatFormat& fmt)
 {
@@ -76,13 +50,11 @@ int run_stat(const StatOptions& opts)
     for (const auto& a : opts.command)
         fmt.target += (fmt.target.empty() ? "" : " ") + a;
 
-    struct sigaction sa {};
-    sa.sa_handler = on_interrupt;
-    ::sigaction(SIGINT, &sa, nullptr);
+    catch_interrupt();
 
     const auto start = Clock::now();
     session.start();
-    pid_t child = opts.command.empty() ? -1 : spawn(opts.command);
+    pid_t child = opts.command.empty() ? -1 : spawn(opts.command, "stat");
     int status = 0;
     Snapshot last = session.read();
     auto next_interval = start + std::chrono::milliseconds(opts.interval_ms);
@@ -96,7 +68,7 @@ int run_stat(const StatOptions& opts)
             const pid_t done = ::waitpid(child, &status, WNOHANG);
             if (done == child)
                 break;
-        } else if (g_interrupted || Clock::now() >= deadline) {
+        } else if (interrupted() || Clock::now() >= deadline) {
             break;
         }
         if (opts.interval_ms && Clock::now() >= next_interval) {
