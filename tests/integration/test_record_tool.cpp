@@ -43,8 +43,10 @@ TEST_CASE("record: perf report names the function the command spun in", "[record
     const unsigned cpu = online_cpus().back();
     const std::string file = "/tmp/archpmu-record-user.data";
     ::unlink(file.c_str());
-    const auto rec = run_tool("record -e instructions:u -F 1000 -C " + std::to_string(cpu) +
-                              " -o " + file + " -- " + spin("user", "1.0", cpu));
+    // The recorder itself runs on another CPU, so that CPU's user time is the workload's.
+    const auto rec = run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) +
+                                 " record -e instructions:u -F 1000 -C " + std::to_string(cpu) +
+                                 " -o " + file + " -- " + spin("user", "1.5", cpu));
     INFO(rec.out);
     REQUIRE(rec.status == 0);
     CHECK(rec.out.find("archpmu record: Captured and wrote") != std::string::npos);
