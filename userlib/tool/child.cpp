@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "child.hpp"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,6 +41,17 @@ pid_t spawn(const std::vector<std::string>& command, const char* tool)
         ::_exit(127);
     }
     return pid;
+}
+
+int exit_status(pid_t child, int status)
+{
+    if (child > 0) {
+        if (WIFEXITED(status))
+            return WEXITSTATUS(status);
+        if (WIFSIGNALED(status))
+            return 128 + WTERMSIG(status);
+    }
+    return 0;
 }
 
 void catch_interrupt()

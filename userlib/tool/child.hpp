@@ -13,6 +13,10 @@ namespace archpmu::tool {
 // "archpmu TOOL: cannot run 'CMD': ..." and exits 127, as a shell does.
 pid_t spawn(const std::vector<std::string>& command, const char* tool);
 
+// The tool's exit status: the command's (128 + signal if it was killed), or 0
+// without a command (child <= 0). `status` is what waitpid() gave.
+int exit_status(pid_t child, int status);
+
 // From now on SIGINT only sets the flag interrupted() returns (the child, which
 // gets it too, keeps the default action).
 void catch_interrupt();

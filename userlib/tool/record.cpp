@@ -178,13 +178,7 @@ int run_record(const RecordOptions& opts)
     writer.finish();
     print_summary(session, writer, opts.output);
 
-    if (child > 0) {
-        if (WIFEXITED(status))
-            return WEXITSTATUS(status);
-        if (WIFSIGNALED(status))
-            return 128 + WTERMSIG(status);
-    }
-    return 0;
+    return exit_status(child, status);
 }
 
 }  // namespace archpmu::tool

@@ -86,13 +86,7 @@ int run_stat(const StatOptions& opts)
     if (!opts.interval_ms)
         print(stat_totals(session, nullptr, session.read(), elapsed), opts, fmt);
 
-    if (child > 0) {
-        if (WIFEXITED(status))
-            return WEXITSTATUS(status);
-        if (WIFSIGNALED(status))
-            return 128 + WTERMSIG(status);
-    }
-    return 0;
+    return exit_status(child, status);
 }
 
 }  // namespace archpmu::tool
