@@ -7,7 +7,8 @@
  *             line says why, when the CPU has no usable architectural PMU.
  *   model:    the software model (model.c), for machines without one.
  * Then /dev/archpmu (uapi/archpmu.h), /sys/devices/system/cpu/cpuN/archpmu/
- * and /sys/class/misc/archpmu/ describe every CPU's PMU.
+ * and /sys/class/misc/archpmu/ describe every CPU's PMU, and the generic
+ * netlink family "archpmu" (uapi/archpmu_netlink.h) tells who holds it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -53,10 +54,11 @@ static int __init archpmu_select_backend(void)
 
 /*
  * The layers, bottom up: pmu/ (access, enumeration, the per-CPU context),
- * own/ (who holds which counter), count/ and sample/ (the PMI, rings),
- * session/, dev/ (the interfaces). Each part with CPU state registers its
- * own cpuhp state (enumeration, sysfs, sampling ticks, sessions); none of
- * their callbacks depends on another's order.
+ * own/ (who holds which counter), notify/ (what users hear of it), count/
+ * and sample/ (the PMI, rings), session/, dev/ (the interfaces). Each part
+ * with CPU state registers its own cpuhp state (enumeration, sysfs,
+ * sampling ticks, sessions); none of their callbacks depends on another's
+ * order.
  */
 static int __init archpmu_init(void)
 {
@@ -77,15 +79,20 @@ static int __init archpmu_init(void)
 	ret = archpmu_session_hotplug_init();
 	if (ret)
 		goto err_pmi_exit;
-	ret = archpmu_chardev_init();
+	ret = archpmu_netlink_init();
 	if (ret)
 		goto err_session_exit;
+	ret = archpmu_chardev_init();
+	if (ret)
+		goto err_netlink_exit;
 	archpmu_debugfs_init();
 	archpmu_enum_print_summary();
 	pr_info("loaded: backend %s, ABI %u, %u CPUs enumerated\n",
 		archpmu_backend->name, ARCHPMU_ABI_VERSION, archpmu_enum_count());
 	return 0;
 
+err_netlink_exit:
+	archpmu_netlink_exit();
 err_session_exit:
 	archpmu_session_hotplug_exit();
 err_pmi_exit:
@@ -101,6 +108,7 @@ static void __exit archpmu_exit(void)
 {
 	archpmu_debugfs_exit();
 	archpmu_chardev_exit();
+	archpmu_netlink_exit();
 	archpmu_session_hotplug_exit();
 	archpmu_pmi_exit();
 	archpmu_sysfs_exit();

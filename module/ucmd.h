@@ -53,6 +53,7 @@ union archpmu_ucmd_buffer {
 	struct archpmu_count_open count_open;
 	struct archpmu_count_ctl count_ctl;
 	struct archpmu_count_read count_read;
+	struct archpmu_regs_read regs_read;
 };
 
 static inline long archpmu_ucmd_dispatch(const struct archpmu_ioctl_op *ops,

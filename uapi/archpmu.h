@@ -43,6 +43,8 @@
 #define ARCHPMU_CAP_SESSION_FD	0x20ULL	/* ARCHPMU_COUNT_OPEN_FD: a session is its own file */
 #define ARCHPMU_CAP_OPEN_START	0x40ULL	/* ARCHPMU_COUNT_OPEN_START */
 #define ARCHPMU_CAP_SAMPLE	0x80ULL	/* archpmu_count_open.sample_events: sampling */
+#define ARCHPMU_CAP_REGS	0x100ULL /* ARCHPMU_IOC_REGS */
+#define ARCHPMU_CAP_NETLINK	0x200ULL /* the generic netlink family (archpmu_netlink.h) */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -279,6 +281,7 @@ struct archpmu_model_msr {
 #define ARCHPMU_HOLDER_SESSION	1	/* another archpmu session, of process busy_pid */
 #define ARCHPMU_HOLDER_PERF	2	/* perf: a perf_event_open() user or the NMI watchdog */
 #define ARCHPMU_HOLDER_AGENT	3	/* another agent programmed the counter (EN/INT, INUSE) */
+#define ARCHPMU_HOLDER_NONE	4	/* free (netlink's GET_PMU_USAGE only) */
 
 /* A counter: GP counter i is i; fixed counter j is ARCHPMU_COUNTER_FIXED | j. */
 #define ARCHPMU_COUNTER_FIXED	0x100U
@@ -468,6 +471,40 @@ struct archpmu_model_inject {
 	__u64 count;		/* in */
 };
 
+/*
+ * Every architectural PMU register of one CPU as it holds it now, read on
+ * that CPU through the backend in use (read-only: nothing is written), so
+ * a user can see what another tool left programmed. Needs CAP_PERFMON or
+ * CAP_SYS_ADMIN. The registers, in this order, where the CPU has them:
+ * IA32_PERFEVTSELx and IA32_PMCx of each GP counter (up to 8), IA32_FIXED_CTRx
+ * (up to 7), IA32_FIXED_CTR_CTRL, IA32_PERF_GLOBAL_CTRL and _STATUS (v2+),
+ * IA32_PERF_GLOBAL_INUSE (v4+), IA32_PERF_CAPABILITIES (PDCM) and
+ * MSR_PERF_METRICS. Extra errors:
+ *   -EPERM   no CAP_PERFMON or CAP_SYS_ADMIN
+ *   -ENXIO, -ENODEV as for ARCHPMU_IOC_CPU_INFO
+ *   -ENOSPC  nr_regs is too small (nr_regs is set to what is needed)
+ *   -EIO     a read raised #GP (nr_regs: the registers read before it)
+ *   -EFAULT  a bad regs pointer
+ */
+#define ARCHPMU_REGS_MAX	40
+
+struct archpmu_reg {
+	__u32 msr;
+	__u32 __reserved;	/* 0 */
+	__u64 value;
+};
+
+struct archpmu_regs_read {
+	__u32 size;		/* in */
+	__u32 flags;		/* in: must be 0 */
+	__u32 cpu;		/* in */
+	__u32 nr_regs;		/* in: entries at regs; out: entries written (or needed) */
+	__u64 regs;		/* in: user pointer to struct archpmu_reg[nr_regs] */
+	__u32 version;		/* out: the CPU's PMU version */
+	__u32 __reserved0;	/* in and out: 0 */
+	__u64 timestamp_ns;	/* out: CLOCK_MONOTONIC when the registers were read */
+};
+
 #define ARCHPMU_IOC_TYPE	0xB8
 #define ARCHPMU_IOC_INFO	_IO(ARCHPMU_IOC_TYPE, 0x00)
 #define ARCHPMU_IOC_CPU_INFO	_IO(ARCHPMU_IOC_TYPE, 0x01)
@@ -478,5 +515,6 @@ struct archpmu_model_inject {
 #define ARCHPMU_IOC_COUNT_RESET	_IO(ARCHPMU_IOC_TYPE, 0x13)
 #define ARCHPMU_IOC_COUNT_READ	_IO(ARCHPMU_IOC_TYPE, 0x14)
 #define ARCHPMU_IOC_MODEL_INJECT _IO(ARCHPMU_IOC_TYPE, 0x15)
+#define ARCHPMU_IOC_REGS	_IO(ARCHPMU_IOC_TYPE, 0x16)
 
 #endif /* _UAPI_LINUX_ARCHPMU_H */

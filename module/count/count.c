@@ -16,6 +16,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "../notify/notify.h"
 #include "count.h"
 
 /* Fold at least this often; faster for narrow counters (see fold_period()). */
@@ -55,26 +56,66 @@ static void build_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool 
 	for (i = 0; i < cl->nr_events && !cl->sampling; i++)
 		archpmu_batch_read(b, archpmu_claim_counter_msr(c, c->hw[i].counter, false),
 				   &c->raw[i]);
+	/* For check_foreign(): every event's control register, as the PMU has it. */
+	for (i = 0; i < cl->nr_events; i++)
+		archpmu_batch_read(b, archpmu_claim_ctl_msr(c, i), &c->ctl_seen[i]);
 	c->ops->ack(b, c->used & ~c->sampling);
 }
 
-static void fold_claim(struct archpmu_claims *cl, struct archpmu_claim *c)
+/*
+ * Has another agent rewritten a control register of ours (@running: the
+ * counters should be started)? Each counter is reported once while it stays
+ * programmed (claim.c clears c->foreign when it programs), so an agent that
+ * flips a register back and forth is not a flood. The PMI handler of a v1
+ * PMU throttles by EN, so EN of a sampling session's GP counter is not
+ * compared.
+ */
+static void check_foreign(struct archpmu_claims *cl, struct archpmu_claim *c, bool running)
+{
+	unsigned int e;
+	u64 mask, want, seen, bit;
+
+	if (c->batch.err)
+		return;
+	for (e = 0; e < cl->nr_events; e++) {
+		want = archpmu_claim_ctl_expected(cl, c, e, running, &mask);
+		if (cl->sampling && !(c->hw[e].counter & ARCHPMU_COUNTER_FIXED))
+			mask &= ~ARCHPMU_EVTSEL_EN;
+		seen = c->ctl_seen[e] & mask;
+		want &= mask;
+		bit = archpmu_counter_bit(c->hw[e].counter);
+		if (seen == want || (c->foreign & bit))
+			continue;
+		c->foreign |= bit;
+		archpmu_notify_foreign(cl, c->cpu, c->hw[e].counter,
+				       archpmu_claim_ctl_msr(c, e), seen, want);
+	}
+}
+
+static void fold_claim(struct archpmu_claims *cl, struct archpmu_claim *c, bool running)
 {
 	unsigned int i;
 
+	check_foreign(cl, c, running);
 	if (c->batch.err || cl->sampling)
 		return;
 	for (i = 0; i < cl->nr_events; i++)
 		fold(&c->hw[i], c->raw[i], archpmu_claim_width_mask(c, c->hw[i].counter));
 }
 
-/* Fold every programmed claim (changing its state first if @change), in one round. */
+/*
+ * Fold every programmed claim (changing its state first if @change), in one
+ * round; @enable: the counters are (to be) started.
+ */
 static int claims_read(struct archpmu_claims *cl, bool change, bool enable)
 {
 	unsigned int i;
 	int ret;
 
 	lockdep_assert_held(&archpmu_own_lock);
+	/* Between suspend and resume the PMU has lost what we programmed. */
+	if (cl->suspended && !change)
+		return 0;
 	archpmu_claims_round_begin(cl);
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
@@ -87,7 +128,7 @@ static int claims_read(struct archpmu_claims *cl, bool change, bool enable)
 	ret = archpmu_claims_round_run(cl);
 	for (i = 0; i < cl->nr_cpus; i++)
 		if (cl->cpus[i].programmed)
-			fold_claim(cl, &cl->cpus[i]);
+			fold_claim(cl, &cl->cpus[i], enable);
 	return ret;
 }
 
@@ -102,7 +143,7 @@ static int claim_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool c
 		return 0;
 	build_read(cl, c, change, enable);
 	ret = archpmu_batch_run(c->cpu, &c->batch);
-	fold_claim(cl, c);
+	fold_claim(cl, c, enable);
 	return ret;
 }
 
@@ -170,7 +211,7 @@ static void fold_work_fn(struct work_struct *work)
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
 	atomic64_inc(&archpmu_fold_rounds);
-	claims_read(ct->cl, false, false);
+	claims_read(ct->cl, false, ct->running);
 	if (ct->running)
 		schedule_delayed_work(&ct->fold_work, ct->fold_period);
 	mutex_unlock(&archpmu_own_lock);
@@ -205,6 +246,7 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 	u64 now = ktime_get_ns();
 	unsigned int i;
 	int ret = 0;
+	u8 note = 0;
 
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
@@ -214,10 +256,12 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 			break;
 		ret = claims_read(cl, true, true);
 		archpmu_count_started(ct, now);
+		note = ARCHPMU_GENL_EVENT_SESSION_START;
 		break;
 	case ARCHPMU_IOC_COUNT_STOP:
 		if (!ct->running)
 			break;
+		note = ARCHPMU_GENL_EVENT_SESSION_STOP;
 		ret = claims_read(cl, true, false);
 		for (i = 0; i < cl->nr_cpus; i++)
 			times_stop(&cl->cpus[i], now);
@@ -236,6 +280,8 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 	}
 	mutex_unlock(&archpmu_own_lock);
 	cpus_read_unlock();
+	if (note)
+		archpmu_notify_session(cl, note, ct->running);
 	return ret;
 }
 
@@ -268,7 +314,7 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
 	now = ktime_get_ns();
-	ret = claims_read(cl, false, false);
+	ret = claims_read(cl, false, ct->running);
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
 		u64 enabled = c->times.enabled_ns, running = c->times.running_ns;
@@ -300,7 +346,7 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 
 int archpmu_count_claim_fold(struct archpmu_count *ct, struct archpmu_claim *c)
 {
-	return claim_read(ct->cl, c, false, false);
+	return claim_read(ct->cl, c, false, ct->running);
 }
 
 /* @c's CPU goes down or suspends: keep its counts, stop its time running. */

@@ -29,7 +29,8 @@ struct archpmu_dev_file {
 u64 archpmu_capabilities(void)
 {
 	u64 caps = ARCHPMU_CAP_INFO | ARCHPMU_CAP_CPU_INFO | ARCHPMU_CAP_COUNT |
-		   ARCHPMU_CAP_SESSION_FD | ARCHPMU_CAP_OPEN_START | ARCHPMU_CAP_SAMPLE;
+		   ARCHPMU_CAP_SESSION_FD | ARCHPMU_CAP_OPEN_START | ARCHPMU_CAP_SAMPLE |
+		   ARCHPMU_CAP_REGS | ARCHPMU_CAP_NETLINK;
 
 	if (archpmu_backend->id == ARCHPMU_BACKEND_MODEL)
 		caps |= ARCHPMU_CAP_MODEL_MSR | ARCHPMU_CAP_MODEL_INJECT;
@@ -136,6 +137,7 @@ static const struct archpmu_ioctl_op archpmu_ioctl_ops[] = {
 			 value),
 	ARCHPMU_IOCTL_OP(MODEL_INJECT, archpmu_ioc_model_inject,
 			 struct archpmu_model_inject, count),
+	ARCHPMU_IOCTL_OP(REGS, archpmu_ioc_regs, struct archpmu_regs_read, timestamp_ns),
 	ARCHPMU_IOCTL_OP(COUNT_OPEN, archpmu_ioc_count_open,
 			 struct archpmu_count_open, __reserved),
 	ARCHPMU_IOCTL_OP(COUNT_START, archpmu_ioc_session_cmd,

@@ -18,6 +18,20 @@ int archpmu_user_cpu(u32 *cpu);
 int archpmu_ioc_model_msr(struct archpmu_ucmd *ucmd);
 int archpmu_ioc_model_inject(struct archpmu_ucmd *ucmd);
 
+/* regs.c */
+int archpmu_ioc_regs(struct archpmu_ucmd *ucmd);
+struct archpmu_pmu_desc;
+/*
+ * Every architectural PMU register @cpu has (at most ARCHPMU_REGS_MAX), read
+ * on it; *@nr the registers read, @d its enumeration. Under cpus_read_lock().
+ */
+int archpmu_regs_read_cpu(unsigned int cpu, struct archpmu_reg *regs, unsigned int *nr,
+			  struct archpmu_pmu_desc *d);
+
+/* netlink.c: the generic netlink family */
+int archpmu_netlink_init(void);
+void archpmu_netlink_exit(void);
+
 /* sysfs.c */
 int archpmu_sysfs_init(void);
 void archpmu_sysfs_exit(void);

@@ -121,29 +121,64 @@ static u64 fixed_in_use(const struct archpmu_claim *c, u64 fixed_ctrl)
 static u64 agent_busy(const struct archpmu_claim *c)
 {
 	const struct archpmu_pmu_saved *sv = &c->saved;
-	u64 busy = 0, fixed;
+	u64 busy = 0;
 	u32 i;
 
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
-		if (!(used_gp(c) & BIT_ULL(i)) ||
-		    !(sv->evtsel[i] & (ARCHPMU_EVTSEL_EN | ARCHPMU_EVTSEL_INT)))
-			continue;
-		pr_warn("CPU %u: GP counter %u is in use by another agent (IA32_PERFEVTSEL%u = %#llx has EN or INT set); stop that tool first\n",
-			c->cpu, i, i, sv->evtsel[i]);
-		busy |= BIT_ULL(i);
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
+		if ((used_gp(c) & BIT_ULL(i)) &&
+		    (sv->evtsel[i] & (ARCHPMU_EVTSEL_EN | ARCHPMU_EVTSEL_INT)))
+			busy |= BIT_ULL(i);
+	return busy | fixed_in_use(c, sv->fixed_ctrl) | (sv->inuse & c->used);
+}
+
+void archpmu_claim_describe_agent(struct archpmu_claims *cl, const struct archpmu_claim *c)
+{
+	const struct archpmu_pmu_saved *sv = &c->saved;
+	struct archpmu_refusal *r = &cl->refusal;
+	u64 gp = c->agent_busy & used_gp(c);
+	u64 fixed = fixed_in_use(c, sv->fixed_ctrl);
+
+	memset(r, 0, sizeof(*r));
+	r->cpu = c->cpu;
+	r->event = archpmu_claim_event_on(cl, c, c->agent_busy);
+	if (gp && (sv->evtsel[__ffs64(gp)] & (ARCHPMU_EVTSEL_EN | ARCHPMU_EVTSEL_INT))) {
+		r->kind = ARCHPMU_REFUSED_AGENT_EVTSEL;
+		r->counter = __ffs64(gp);
+		r->msr = ARCHPMU_MSR_PERFEVTSEL0 + r->counter;
+		r->msr_value = sv->evtsel[r->counter];
+	} else if (fixed) {
+		r->kind = ARCHPMU_REFUSED_AGENT_FIXED;
+		r->counter = ARCHPMU_COUNTER_FIXED | (__ffs64(fixed) - ARCHPMU_BUSY_FIXED_SHIFT);
+		r->msr = ARCHPMU_MSR_FIXED_CTR_CTRL;
+		r->msr_value = sv->fixed_ctrl;
+	} else {
+		r->kind = ARCHPMU_REFUSED_AGENT_INUSE;
+		r->counters = sv->inuse & c->used;
+		r->msr = ARCHPMU_MSR_GLOBAL_INUSE;
+		r->msr_value = sv->inuse;
 	}
-	fixed = fixed_in_use(c, sv->fixed_ctrl);
-	if (fixed) {
-		pr_warn("CPU %u: a fixed counter is in use by another agent (IA32_FIXED_CTR_CTRL = %#llx); stop that tool first\n",
-			c->cpu, sv->fixed_ctrl);
-		busy |= fixed;
+}
+
+u32 archpmu_claim_ctl_msr(const struct archpmu_claim *c, unsigned int e)
+{
+	u32 ctr = c->hw[e].counter;
+
+	return is_fixed(ctr) ? ARCHPMU_MSR_FIXED_CTR_CTRL : ARCHPMU_MSR_PERFEVTSEL0 + ctr;
+}
+
+u64 archpmu_claim_ctl_expected(const struct archpmu_claims *cl, const struct archpmu_claim *c,
+			       unsigned int e, bool enable, u64 *mask)
+{
+	u32 ctr = c->hw[e].counter;
+	u64 nibble_mask;
+
+	if (!is_fixed(ctr)) {
+		*mask = ~0ULL;
+		return evtsel_image(cl->ev[e].config, &c->hw[e], enable);
 	}
-	if (sv->inuse & c->used) {
-		pr_warn("CPU %u: counters %#llx are in use by another agent (IA32_PERF_GLOBAL_INUSE = %#llx); stop that tool first\n",
-			c->cpu, sv->inuse & c->used, sv->inuse);
-		busy |= sv->inuse & c->used;
-	}
-	return busy;
+	nibble_mask = archpmu_fixed_ctrl_mask(archpmu_counter_bit(ctr));
+	*mask = nibble_mask;
+	return enable ? fixed_ctrl_value(cl, c) & nibble_mask : 0;
 }
 
 /* --- rounds over every claim -------------------------------------------- */
@@ -264,6 +299,7 @@ static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 		c->ops->enable(b, c->used);
 	/* If only in part: the restore undoes it. */
 	c->programmed = true;
+	c->foreign = 0;
 }
 
 /* Put back what the PMU held before the claim; every op runs. */

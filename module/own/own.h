@@ -11,6 +11,7 @@
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 
 #include "../pmu/pmu.h"
 #include "alloc.h"
@@ -22,11 +23,39 @@
  */
 extern struct mutex archpmu_own_lock;
 
-/* Who holds counters: named in refusals (dmesg and busy_pid). */
+/* Who holds counters: named in refusals (dmesg, netlink and busy_pid). */
 struct archpmu_holder {
-	pid_t pid;		/* in the initial namespace, for dmesg */
-	struct pid *tgid;	/* for busy_pid, in the asker's namespace */
+	u64 id;			/* the session's, unique until unload */
+	pid_t pid;		/* in the initial namespace, for dmesg and events */
+	struct pid *tgid;	/* for busy_pid and dumps, in the asker's namespace */
+	kuid_t uid;
 	char comm[TASK_COMM_LEN];
+};
+
+/* Why counters were refused with -EBUSY: for the notification (notify/). */
+enum archpmu_refusal_kind {
+	ARCHPMU_REFUSED_NONE,
+	ARCHPMU_REFUSED_SESSION,	/* another session holds them */
+	ARCHPMU_REFUSED_PERF_PINNED,	/* perf holds the pinned GP counter */
+	ARCHPMU_REFUSED_PERF,		/* perf holds the GP counters the event could use */
+	ARCHPMU_REFUSED_PERF_ALL,	/* perf holds every GP counter */
+	ARCHPMU_REFUSED_AGENT_EVTSEL,	/* EN or INT in a PERFEVTSEL */
+	ARCHPMU_REFUSED_AGENT_FIXED,	/* a live nibble of FIXED_CTR_CTRL */
+	ARCHPMU_REFUSED_AGENT_INUSE,	/* IA32_PERF_GLOBAL_INUSE */
+};
+
+struct archpmu_refusal {
+	enum archpmu_refusal_kind kind;
+	u32 cpu;
+	u32 event;		/* or ~0 */
+	u32 counter;		/* PERF_PINNED, AGENT_*: ARCHPMU_COUNTER_* */
+	u64 counters;		/* PERF: busy-mask bits perf holds; AGENT_INUSE: ours in use */
+	u32 msr;		/* AGENT_*: the MSR that showed it, and its value */
+	u64 msr_value;
+	/* SESSION: a copy, so the refusal outlives archpmu_own_lock. */
+	u64 holder_id;
+	pid_t holder_pid;
+	char holder_comm[TASK_COMM_LEN];
 };
 
 /* Time accounting of a claim (count/). */
@@ -47,6 +76,11 @@ struct archpmu_claim {
 	u64 sampling;		/* of those, the ones that raise PMIs (sample/) */
 	struct archpmu_ctx_change change;	/* for the context's hooks */
 	struct archpmu_hw_event hw[ARCHPMU_MAX_EVENTS];
+	/* Each event's control register as a fold read it (count/), and the
+	 * counters found rewritten by another agent (reported once).
+	 */
+	u64 ctl_seen[ARCHPMU_MAX_EVENTS];
+	u64 foreign;
 	struct archpmu_pmu_saved saved;
 	struct archpmu_times times;
 	u64 raw[ARCHPMU_MAX_EVENTS];	/* counter values a read batch fetched (count/) */
@@ -64,6 +98,8 @@ struct archpmu_claims {
 	u64 gp_reserved;	/* GP counters whose perf reservation we hold */
 	bool owned;		/* taken[] and holder[] name us */
 	bool sampling;		/* a sampling session: see count/ and sample/ */
+	bool suspended;		/* from suspend until its counters are reprogrammed */
+	struct archpmu_refusal refusal;	/* after an -EBUSY from plan or save */
 	/* Preallocated, so that operations allocate nothing: the CPUs of a round. */
 	cpumask_var_t mask;
 	struct archpmu_round round;
@@ -103,9 +139,21 @@ u64 archpmu_claim_width_mask(const struct archpmu_claim *c, u32 counter);
 /* The first event whose counter on @c is one of @bits, or ~0. */
 unsigned int archpmu_claim_event_on(const struct archpmu_claims *cl,
 				    const struct archpmu_claim *c, u64 bits);
+/* After a save found @c's counters in use (-EBUSY): fill cl->refusal. */
+void archpmu_claim_describe_agent(struct archpmu_claims *cl, const struct archpmu_claim *c);
+/*
+ * What event @e's control register holds when the claim is programmed,
+ * started or not (@enable), and the bits of it that are ours: the whole
+ * PERFEVTSELx, or the event's nibble of IA32_FIXED_CTR_CTRL.
+ */
+u64 archpmu_claim_ctl_expected(const struct archpmu_claims *cl, const struct archpmu_claim *c,
+			       unsigned int e, bool enable, u64 *mask);
+u32 archpmu_claim_ctl_msr(const struct archpmu_claim *c, unsigned int e);
 
 /* perf_share.c */
 int archpmu_reserve_gp(u64 gp, u32 *failed);
 void archpmu_release_gp(u64 gp);
+/* GP counters (busy-mask bits) reserved by perf, not by archpmu. */
+u64 archpmu_perf_held_gp(void);
 
 #endif /* ARCHPMU_OWN_OWN_H */

@@ -11,8 +11,9 @@
  *    reservation, hence perf_event_open() of a hardware event, fails;
  *  - a counter whose reservation fails is held by perf: archpmu allocates
  *    around it, and while perf holds every one of them, every session is
- *    refused (plan.c). archpmu never probes counters it does not mean to
- *    keep, so it cannot make a concurrent perf_event_open() fail spuriously.
+ *    refused (plan.c). archpmu probes counters it does not mean to keep
+ *    only for a privileged caller's GET_PMU_USAGE (archpmu_perf_held_gp()),
+ *    so an unprivileged user cannot make a perf_event_open() fail.
  * archpmu's own sessions share its reservations, counted per counter.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -85,4 +86,28 @@ void archpmu_release_gp(u64 gp)
 	mutex_lock(&reserve_lock);
 	release_locked(gp);
 	mutex_unlock(&reserve_lock);
+}
+
+/*
+ * perf's reservation is a bitmap the kernel does not export, so each free
+ * counter is probed by taking and at once releasing it, under reserve_lock:
+ * a perf_event_open() in those few instructions would see EBUSY, as it would
+ * if a session were opening. Only for callers with CAP_PERFMON.
+ */
+u64 archpmu_perf_held_gp(void)
+{
+	u64 held = 0;
+	u32 i;
+
+	mutex_lock(&reserve_lock);
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+		if (gp_refs[i])
+			continue;
+		if (reserve_one(i))
+			release_one(i);
+		else
+			held |= BIT_ULL(i);
+	}
+	mutex_unlock(&reserve_lock);
+	return held;
 }

@@ -4,24 +4,22 @@
  * each CPU's own enumeration, placed around the counters other sessions
  * hold (the contexts' taken masks) and those perf holds, and the GP
  * counters' perf reservation is taken (perf_share.c). Nothing is programmed
- * here; a refusal names the event, the CPU and the holder.
+ * here; a refusal records the event, the CPU and the holder (cl->refusal)
+ * for the session to report (notify/).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
 #include <linux/lockdep.h>
 #include <linux/pid.h>
-#include <linux/printk.h>
+#include <linux/string.h>
 
 #include "own.h"
 
 /* See own.h: the allocation view of every context, and every claim. */
 DEFINE_MUTEX(archpmu_own_lock);
 
-static const char perf_fix[] =
-	"a perf_event_open user, or the NMI watchdog: 'sysctl kernel.nmi_watchdog=0' frees it";
-
-/* The session that holds any of @bits on @cpu, for the refusal's dmesg line. */
+/* The session that holds any of @bits on @cpu, for the refusal. */
 static const struct archpmu_holder *holder_of(unsigned int cpu, u64 bits)
 {
 	const struct archpmu_cpu_ctx *ctx = per_cpu_ptr(&archpmu_cpu_ctx, cpu);
@@ -37,22 +35,23 @@ static const struct archpmu_holder *holder_of(unsigned int cpu, u64 bits)
 	return NULL;
 }
 
-/* Say who holds the counters that event @bad could have used on @c's CPU. */
-static void name_holder(const struct archpmu_claims *cl, const struct archpmu_claim *c,
+/* Record who holds the counters that event @bad could have used on @c's CPU. */
+static void name_holder(struct archpmu_claims *cl, const struct archpmu_claim *c,
 			u64 perf_held, unsigned int bad, struct archpmu_count_open *out)
 {
 	const struct archpmu_event *ev = &cl->ev[bad];
 	u64 wanted = archpmu_candidate_counters(&c->desc, ev);
+	struct archpmu_refusal *r = &cl->refusal;
 	const struct archpmu_holder *holder;
 
+	r->cpu = c->cpu;
+	r->event = bad;
 	if (wanted & perf_held) {
 		out->busy_holder = ARCHPMU_HOLDER_PERF;
-		if (ev->flags & ARCHPMU_EVENT_PIN)
-			pr_warn("CPU %u: event %u: GP counter %u is held by perf (%s)\n",
-				c->cpu, bad, ev->counter, perf_fix);
-		else
-			pr_warn("CPU %u: event %u does not fit: GP counters %#llx are held by perf (%s)\n",
-				c->cpu, bad, wanted & perf_held, perf_fix);
+		r->kind = ev->flags & ARCHPMU_EVENT_PIN ? ARCHPMU_REFUSED_PERF_PINNED :
+			  ARCHPMU_REFUSED_PERF;
+		r->counter = ev->counter;
+		r->counters = wanted & perf_held;
 		return;
 	}
 	holder = holder_of(c->cpu, wanted & per_cpu(archpmu_cpu_ctx, c->cpu).taken);
@@ -60,8 +59,10 @@ static void name_holder(const struct archpmu_claims *cl, const struct archpmu_cl
 		return;
 	out->busy_holder = ARCHPMU_HOLDER_SESSION;
 	out->busy_pid = pid_vnr(holder->tgid);
-	pr_warn("CPU %u: event %u does not fit: the counters it could use are held by the archpmu session of pid %d (%s)\n",
-		c->cpu, bad, holder->pid, holder->comm);
+	r->kind = ARCHPMU_REFUSED_SESSION;
+	r->holder_id = holder->id;
+	r->holder_pid = holder->pid;
+	memcpy(r->holder_comm, holder->comm, sizeof(r->holder_comm));
 }
 
 /* Allocate on every CPU around other sessions' counters and @perf_held. */
@@ -112,6 +113,7 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 	int ret;
 
 	lockdep_assert_held(&archpmu_own_lock);
+	memset(&cl->refusal, 0, sizeof(cl->refusal));
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
 
@@ -135,8 +137,10 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 		if (exists && !(exists & ~perf_held)) {
 			out->busy_holder = ARCHPMU_HOLDER_PERF;
 			out->bad_cpu = cl->cpus[0].cpu;
-			pr_warn("perf holds every GP counter (%s); archpmu and perf cannot share the PMU: stop perf first\n",
-				perf_fix);
+			cl->refusal.kind = ARCHPMU_REFUSED_PERF_ALL;
+			cl->refusal.cpu = out->bad_cpu;
+			cl->refusal.event = ~0U;
+			cl->refusal.counters = perf_held;
 			return -EBUSY;
 		}
 		ret = allocate(cl, perf_held, out);

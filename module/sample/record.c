@@ -74,7 +74,8 @@ bool archpmu_record_sample(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_
 	if (!archpmu_ring_begin(&h, r, size)) {
 		r->lost_id = hw->id;
 		local64_inc(&r->lost);
-		r->page->lost++;
+		WRITE_ONCE(r->dropped, r->dropped + 1);
+		WRITE_ONCE(r->page->lost, r->dropped);
 		return false;
 	}
 	rec.header.type = ARCHPMU_RECORD_SAMPLE;
@@ -138,8 +139,12 @@ void archpmu_record_throttle(struct archpmu_hw_event *hw, bool throttle, u64 now
 	struct archpmu_ring_handle h;
 	struct record_throttle rec;
 
-	if (throttle)
-		r->page->throttled++;
+	if (throttle) {
+		WRITE_ONCE(r->throttled, r->throttled + 1);
+		WRITE_ONCE(r->page->throttled, r->throttled);
+	} else {
+		WRITE_ONCE(r->unthrottled, r->unthrottled + 1);
+	}
 	if (!archpmu_ring_begin(&h, r, sizeof(rec)))
 		return;
 	rec.header.type = throttle ? ARCHPMU_RECORD_THROTTLE : ARCHPMU_RECORD_UNTHROTTLE;

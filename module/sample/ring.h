@@ -28,6 +28,10 @@ struct archpmu_ring {
 	local64_t head;			/* reserved up to here */
 	local64_t lost;			/* dropped samples not yet in a LOST record */
 	u64 lost_id;			/* the event of the last dropped sample */
+	/* The page's counts, kept here too: user space can write the page. */
+	u64 throttled;
+	u64 unthrottled;
+	u64 dropped;
 	u64 wakeup_head;		/* data_head at the last wakeup */
 	struct irq_work wakeup;		/* wakes the readers outside NMI */
 	wait_queue_head_t *wq;

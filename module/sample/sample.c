@@ -122,6 +122,7 @@ int archpmu_sample_setup(struct archpmu_sample *sm, struct archpmu_claims *cl,
 	if (ret)
 		return ret;
 	sm->registered = true;
+	sm->cl = cl;
 	cl->sampling = true;
 	return 0;
 }

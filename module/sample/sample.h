@@ -15,6 +15,7 @@
 #include <linux/fs.h>
 #include <linux/poll.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "../own/own.h"
 #include "ring.h"
@@ -25,6 +26,8 @@ struct archpmu_sampler {
 	struct archpmu_hw_event *hw;	/* the claim's events, for group reads */
 	unsigned int nr_events;
 	bool read_group;		/* ARCHPMU_SAMPLE_READ */
+	/* Throttles, unthrottles and lost samples told so far (notes.c). */
+	u64 noted[3];
 };
 
 /* A session's sampling. */
@@ -34,6 +37,9 @@ struct archpmu_sample {
 	u32 ring_pages;
 	bool registered;		/* holds a reference on the PMI handler */
 	wait_queue_head_t wq;
+	const struct archpmu_claims *cl;
+	struct delayed_work notes;	/* tells throttles and losses (notes.c) */
+	bool notes_on;
 };
 
 /*
@@ -58,6 +64,14 @@ void archpmu_sample_teardown(struct archpmu_sample *sm);
 int archpmu_sample_mmap(struct archpmu_sample *sm, struct vm_area_struct *vma);
 __poll_t archpmu_sample_poll(struct archpmu_sample *sm, struct file *file,
 			     poll_table *wait);
+
+/*
+ * notes.c: tell what the PMI handler counted (throttles, unthrottles, lost
+ * samples) through notify/, from a work item, every 100 ms at most, from
+ * the session's open to its close. stop() tells what is left.
+ */
+void archpmu_sample_notes_start(struct archpmu_sample *sm);
+void archpmu_sample_notes_stop(struct archpmu_sample *sm);
 
 /* pmi.c */
 int archpmu_pmi_get(void);	/* a sampling session begins: the handler is there */

@@ -10,6 +10,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/suspend.h>
 
+#include "../notify/notify.h"
 #include "session.h"
 
 static enum cpuhp_state session_hp_state;
@@ -37,6 +38,7 @@ static int session_cpu_offline(unsigned int cpu)
 			continue;
 		archpmu_count_claim_down(&s->count, c);
 		archpmu_claim_restore(&s->cl, c);
+		archpmu_notify_cpu(&s->cl, cpu, false, 0);
 	}
 	mutex_unlock(&archpmu_own_lock);
 	return 0;
@@ -47,19 +49,18 @@ static int session_cpu_online(unsigned int cpu)
 {
 	struct archpmu_session *s;
 	struct archpmu_claim *c;
+	int err;
 
 	mutex_lock(&archpmu_own_lock);
 	list_for_each_entry(s, &archpmu_sessions, node) {
 		c = claim_on(s, cpu);
 		if (!c || c->programmed)
 			continue;
-		if (archpmu_claim_save(&s->cl, c) ||
-		    archpmu_claim_program(&s->cl, c, s->count.running)) {
-			pr_warn("CPU %u: session of pid %d (%s) could not be resumed here; its counts stay as they were\n",
-				cpu, s->holder.pid, s->holder.comm);
-			continue;
-		}
-		archpmu_count_claim_up(&s->count, c);
+		err = archpmu_claim_save(&s->cl, c) ?:
+		      archpmu_claim_program(&s->cl, c, s->count.running);
+		if (!err)
+			archpmu_count_claim_up(&s->count, c);
+		archpmu_notify_cpu(&s->cl, cpu, true, err);
 	}
 	mutex_unlock(&archpmu_own_lock);
 	return 0;
@@ -80,16 +81,20 @@ static int session_pm_notify(struct notifier_block *nb, unsigned long action, vo
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
 	list_for_each_entry(s, &archpmu_sessions, node) {
+		bool before = action == PM_SUSPEND_PREPARE || action == PM_HIBERNATION_PREPARE;
+
 		for (i = 0; i < s->cl.nr_cpus; i++) {
 			struct archpmu_claim *c = &s->cl.cpus[i];
 
 			if (!c->programmed)
 				continue;
-			if (action == PM_SUSPEND_PREPARE || action == PM_HIBERNATION_PREPARE)
+			if (before)
 				archpmu_count_claim_fold(&s->count, c);
 			else
 				archpmu_claim_program(&s->cl, c, s->count.running);
 		}
+		/* Folds in between would read what suspend left in the PMU. */
+		s->cl.suspended = before;
 	}
 	mutex_unlock(&archpmu_own_lock);
 	cpus_read_unlock();

@@ -28,9 +28,13 @@
 #include <linux/uaccess.h>
 
 #include "../compat.h"
+#include "../notify/notify.h"
 #include "session.h"
 
 LIST_HEAD(archpmu_sessions);
+
+/* Taken under archpmu_own_lock, so archpmu_sessions is in order of id. */
+static atomic64_t session_ids = ATOMIC64_INIT(0);
 
 static void session_free(struct archpmu_session *s)
 {
@@ -64,8 +68,10 @@ void archpmu_session_destroy(struct archpmu_session *s)
 	/*
 	 * Every CPU's live view stopped naming the session's events inside the
 	 * restore cross-calls above, so nothing in NMI can reach them, or the
-	 * session's rings, now.
+	 * session's rings, now. What sampling has not told yet is told first.
 	 */
+	archpmu_sample_notes_stop(&s->sample);
+	archpmu_notify_session(&s->cl, ARCHPMU_GENL_EVENT_SESSION_CLOSE, false);
 	session_free(s);
 }
 
@@ -130,6 +136,7 @@ static int session_claim(struct archpmu_session *s, struct archpmu_count_open *c
 	if (ret == -EBUSY) {
 		cmd->busy_holder = ARCHPMU_HOLDER_AGENT;
 		cmd->bad_event = archpmu_claim_event_on(cl, bad, bad->agent_busy);
+		archpmu_claim_describe_agent(cl, bad);
 	}
 	if (!ret)
 		ret = archpmu_claims_program(cl, start, &bad);
@@ -150,6 +157,7 @@ static struct archpmu_session *session_alloc(u32 nr_events)
 		return NULL;
 	INIT_LIST_HEAD(&s->node);
 	mutex_init(&s->lock);
+	s->holder.uid = current_uid();
 	s->holder.pid = task_tgid_nr(current);
 	s->holder.tgid = get_task_pid(current, PIDTYPE_TGID);
 	get_task_comm(s->holder.comm, current);
@@ -231,10 +239,15 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 		goto err_release;
 	archpmu_own_commit(&s->cl);
 	cmd->nr_cpus_opened = s->cl.nr_cpus;
-	list_add(&s->node, &archpmu_sessions);
+	/* In order of id, under the lock: GET_SESSIONS resumes by id (dev/netlink_dump.c). */
+	s->holder.id = atomic64_inc_return(&session_ids);
+	list_add_tail(&s->node, &archpmu_sessions);
 	mutex_unlock(&archpmu_own_lock);
 	cpus_read_unlock();
 	kvfree(cpus);
+	archpmu_notify_session(&s->cl, ARCHPMU_GENL_EVENT_SESSION_OPEN, s->count.running);
+	if (sampling)
+		archpmu_sample_notes_start(&s->sample);
 	*out = s;
 	return 0;
 
@@ -243,6 +256,8 @@ err_release:
 err_unlock:
 	mutex_unlock(&archpmu_own_lock);
 	cpus_read_unlock();
+	if (ret == -EBUSY && s->cl.refusal.kind != ARCHPMU_REFUSED_NONE)
+		archpmu_notify_refused(&s->cl);
 err_free:
 	kvfree(cpus);
 	session_free(s);
