@@ -139,6 +139,21 @@ std::vector<CpuInfo> Device::all_cpu_info() const
     return out;
 }
 
+std::vector<Register> Device::registers(std::uint32_t cpu) const
+{
+    std::vector<archpmu_reg> raw(ARCHPMU_REGS_MAX);
+    auto cmd = zeroed_cmd<archpmu_regs_read>();
+    cmd.cpu = cpu;
+    cmd.nr_regs = static_cast<std::uint32_t>(raw.size());
+    cmd.regs = reinterpret_cast<std::uintptr_t>(raw.data());
+    checked_ioctl(fd_.get(), ARCHPMU_IOC_REGS, &cmd,
+                  "ARCHPMU_IOC_REGS for CPU " + std::to_string(cpu), cpu_hint);
+    std::vector<Register> out;
+    for (std::uint32_t i = 0; i < cmd.nr_regs && i < raw.size(); ++i)
+        out.push_back({raw[i].msr, raw[i].value});
+    return out;
+}
+
 std::uint64_t Device::model_read_msr(std::uint32_t cpu, std::uint32_t msr) const
 {
     auto cmd = zeroed_cmd<archpmu_model_msr>();

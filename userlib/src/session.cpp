@@ -7,29 +7,63 @@
 
 #include "archpmu.h"
 #include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/netlink.hpp"
+#include "archpmu/regs.hpp"
 #include "ioctl_cmd.hpp"
 #include "session_detail.hpp"
 
 namespace archpmu {
 namespace {
 
+// The counters of `cpu` that `holder` holds, each with who holds it, as the
+// module's usage dump tells: "gp2 by the archpmu session of pid 1234
+// (likwid-perfctr)". Empty when the dump cannot be had (an older module).
+std::string named_holders(std::uint32_t cpu, std::uint32_t holder)
+{
+    std::string names;
+    try {
+        for (const auto& u : dump_pmu_usage(cpu)) {
+            if (u.holder != holder || !u.counter)
+                continue;
+            std::string who = " by perf";
+            if (holder == ARCHPMU_HOLDER_SESSION)
+                who = " by the archpmu session of pid " +
+                      (u.pid ? std::to_string(*u.pid) + " (" + u.comm + ")"
+                             : "? (uid " + std::to_string(u.uid.value_or(0)) + ")");
+            else if (holder == ARCHPMU_HOLDER_AGENT)
+                who = " by another agent (" + register_name(u.msr.value_or(0)) + " = " +
+                      hex_string(u.msr_value.value_or(0)) + ")";
+            names += (names.empty() ? "" : ", ") + counter_name(*u.counter) + who;
+        }
+    } catch (const Error&) {
+        return {};
+    }
+    return names;
+}
+
 // Who holds the counters an EBUSY refusal needed, and what to do about it.
 std::string busy_refusal(const archpmu_count_open& cmd, const std::string& ev,
                          const std::string& on)
 {
     const std::string what = cmd.bad_event == ~0U ? "the counters" : "the counters for " + ev;
+    const std::string held =
+        cmd.bad_cpu == ~0U ? std::string() : named_holders(cmd.bad_cpu, cmd.busy_holder);
     switch (cmd.busy_holder) {
         case ARCHPMU_HOLDER_SESSION:
-            return what + on + " are held by the archpmu session of pid " +
-                   std::to_string(cmd.busy_pid) + "; close it, or count other events";
+            return what + on + " are held" +
+                   (held.empty() ? " by the archpmu session of pid " + std::to_string(cmd.busy_pid)
+                                 : ": " + held) +
+                   "; close it, or count other events";
         case ARCHPMU_HOLDER_PERF:
-            return what + on +
-                   " are held by perf (a perf_event_open user, or the NMI watchdog: sysctl "
+            return what + on + " are held" + (held.empty() ? " by perf" : ": " + held) +
+                   " (a perf_event_open user, or the NMI watchdog: sysctl "
                    "kernel.nmi_watchdog=0); archpmu and perf cannot share the PMU";
         case ARCHPMU_HOLDER_AGENT:
-            return what + on +
-                   " are in use by another agent that programmed them directly (e.g. through "
-                   "/dev/cpu/N/msr); dmesg names the register";
+            return what + on + " are in use" +
+                   (held.empty() ? " by another agent that programmed them directly"
+                                 : ": " + held) +
+                   " (e.g. through /dev/cpu/N/msr); stop that tool first";
         default:
             return what + on +
                    " are in use: by another archpmu session, by perf (the NMI watchdog "

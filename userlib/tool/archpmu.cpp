@@ -9,6 +9,7 @@
 #include "args.hpp"
 #include "record.hpp"
 #include "stat.hpp"
+#include "watch.hpp"
 
 namespace {
 
@@ -32,6 +33,12 @@ int run(int argc, char** argv)
             return archpmu::tool::run_stat(cmd.stat);
         case Action::record:
             return archpmu::tool::run_record(cmd.record);
+        case Action::monitor:
+            return archpmu::tool::run_monitor(cmd.json);
+        case Action::who:
+            return archpmu::tool::run_who(cmd.json);
+        case Action::regs:
+            return archpmu::tool::run_regs(cmd.device, cmd.cpus, cmd.json);
         case Action::exit:
             break;
     }

@@ -229,6 +229,26 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
     auto* info = app.add_subcommand("info", "describe every CPU's PMU, grouped by layout");
     info->add_flag("-j,--json", cmd.json, "print JSON instead of a table");
 
+    auto* monitor = app.add_subcommand(
+        "monitor",
+        "print archpmu's events as they happen (sessions opened, started, stopped and closed; "
+        "refusals with the holder; foreign use of held counters; CPUs going offline and "
+        "back; throttling and lost samples) until Ctrl-C; needs CAP_SYS_ADMIN");
+    monitor->add_flag("-j,--json", cmd.json, "one JSON object per line");
+    auto* who = app.add_subcommand(
+        "who",
+        "who holds each counter of each CPU (an archpmu session, perf, another agent, or "
+        "nobody), and every session");
+    who->add_flag("-j,--json", cmd.json, "print JSON instead of a table");
+    std::string regs_cpus;
+    auto* regs = app.add_subcommand(
+        "regs",
+        "every architectural PMU register of each CPU, decoded (read-only; needs "
+        "CAP_PERFMON)");
+    auto* regs_cpu_opt =
+        regs->add_option("-C,--cpu", regs_cpus, "these CPUs only (e.g. 0-3,6)")->type_name("LIST");
+    regs->add_flag("-j,--json", cmd.json, "print JSON instead of a table");
+
     StatOptions& st = cmd.stat;
     std::vector<std::string> events;
     std::string cpus;
@@ -277,6 +297,12 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             return "archpmu stat: ";
         if (info->parsed())
             return "archpmu info: ";
+        if (monitor->parsed())
+            return "archpmu monitor: ";
+        if (who->parsed())
+            return "archpmu who: ";
+        if (regs->parsed())
+            return "archpmu regs: ";
         return "archpmu: ";
     };
     const auto usage = [&](const std::string& what) {
@@ -293,6 +319,16 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             if (!command.empty())
                 return usage("takes no COMMAND (after --)");
             cmd.action = Command::Action::info;
+            return cmd;
+        }
+        if (monitor->parsed() || who->parsed() || regs->parsed()) {
+            if (!command.empty())
+                return usage("takes no COMMAND (after --)");
+            if (regs_cpu_opt->count())
+                cmd.cpus = parse_cpus(regs_cpus);
+            cmd.action = monitor->parsed() ? Command::Action::monitor
+                         : who->parsed()   ? Command::Action::who
+                                           : Command::Action::regs;
             return cmd;
         }
         if (record->parsed()) {

@@ -35,7 +35,7 @@ std::uint32_t parse_mmap_pages(std::string_view text);
 
 // What the command line asks for.
 struct Command {
-    enum class Action { exit, info, stat, record };
+    enum class Action { exit, info, stat, record, monitor, who, regs };
     Action action = Action::exit;
     // Action::exit: the exit status (0 after --help), and for a bad command line one
     // line for stderr that names the argument and what it takes. Status 1: an
@@ -43,10 +43,11 @@ struct Command {
     // options or subcommands, no COMMAND for stat).
     int status = 0;
     std::string error;
-    std::string device;    // info
-    bool json = false;     // info --json
-    StatOptions stat;      // stat
-    RecordOptions record;  // record
+    std::string device;               // info
+    bool json = false;                // info, monitor, who, regs --json
+    std::vector<std::uint32_t> cpus;  // regs -C
+    StatOptions stat;                 // stat
+    RecordOptions record;             // record
 };
 
 // argv as main has it; everything after "--" is stat's or record's COMMAND. --help prints to out.

@@ -13,6 +13,12 @@ namespace archpmu {
 
 inline constexpr const char* kDefaultDevicePath = "/dev/archpmu";
 
+// One architectural PMU register as a CPU holds it (ARCHPMU_IOC_REGS).
+struct Register {
+    std::uint32_t msr = 0;
+    std::uint64_t value = 0;
+};
+
 // Opens the device read-write; throws archpmu::Error whose message says what to do.
 UniqueFd open_device_file(const std::string& path);
 
@@ -26,6 +32,9 @@ public:
     [[nodiscard]] CpuInfo cpu_info(std::uint32_t cpu) const;
     // Every online, enumerated CPU, ascending.
     [[nodiscard]] std::vector<CpuInfo> all_cpu_info() const;
+
+    // Every architectural PMU register of `cpu`, read there (read-only; CAP_PERFMON).
+    [[nodiscard]] std::vector<Register> registers(std::uint32_t cpu) const;
 
     // Test-only, model backend only: one RDMSR/WRMSR executed by the model.
     [[nodiscard]] std::uint64_t model_read_msr(std::uint32_t cpu, std::uint32_t msr) const;

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+// archpmu: the architectural PMU registers, named and decoded field by field
+// (the seeds' dump_perfmon), for `archpmu regs`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "archpmu/device.hpp"
+
+namespace archpmu {
+
+// A register value as the tables print it: "0x4300c4" (and "0" for zero).
+std::string hex_string(std::uint64_t value);
+
+// "IA32_PERFEVTSEL2", "IA32_FIXED_CTR_CTRL", ... ("MSR 0x..." for others).
+std::string register_name(std::uint32_t msr);
+
+// The fields of a control register that are set, in bit order: PERFEVTSELx
+// (event, umask, usr, os, edge, pc, int, any, en, inv, cmask, eq, umask2),
+// FIXED_CTR_CTRL (per counter: os, usr, any, pmi), GLOBAL_CTRL/STATUS/INUSE
+// (pmcN, fixedN and the named status bits). Counters decode to nothing.
+std::vector<std::pair<std::string, std::uint64_t>> decode_register(std::uint32_t msr,
+                                                                   std::uint64_t value);
+
+struct CpuRegisters {
+    std::uint32_t cpu = 0;
+    std::vector<Register> regs;
+};
+
+// A table per CPU (register, value, decoded fields), and one JSON document.
+std::string registers_table(const std::vector<CpuRegisters>& cpus);
+std::string registers_json(const std::vector<CpuRegisters>& cpus);
+
+}  // namespace archpmu

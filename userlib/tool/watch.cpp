@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+#include "watch.hpp"
+
+#include <poll.h>
+
+#include <cerrno>
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "archpmu.h"
+#include "archpmu/device.hpp"
+#include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/netlink.hpp"
+#include "archpmu/regs.hpp"
+#include "archpmu_netlink.h"
+#include "child.hpp"
+
+namespace archpmu::tool {
+
+int run_monitor(bool json)
+{
+    auto monitor = std::make_unique<Monitor>();
+    catch_interrupt();
+    // On stderr, so stdout is only events: what happens after this line is seen.
+    std::cerr << "archpmu monitor: listening; Ctrl-C stops" << std::endl;
+    while (!interrupted()) {
+        if (!monitor) {  // the module went away: listen again once it is back
+            try {
+                monitor = std::make_unique<Monitor>();
+                std::cerr << "archpmu monitor: the module is back; listening" << std::endl;
+            } catch (const Error& e) {
+                if (e.code().value() != ENOENT)
+                    throw;
+                std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                continue;
+            }
+        }
+        pollfd pfd{monitor->fd(), POLLIN, 0};
+        const int ret = ::poll(&pfd, 1, 200);
+        if (ret < 0 && errno != EINTR)
+            throw Error(errno, "poll on the netlink socket");
+        if (ret <= 0)
+            continue;
+        for (const auto& n : monitor->receive()) {
+            std::cout << (json ? notice_json(n) : notice_line(n)) << std::endl;
+            if (n.cmd == ARCHPMU_GENL_EVENT_UNLOAD) {
+                monitor.reset();
+                std::cerr << "archpmu monitor: the module unloaded; waiting for it to come back"
+                          << std::endl;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+namespace {
+
+// A session's name: "pid 1234 (comm)", or "uid 1000" when its process is not ours to see.
+std::string owner(const Notice& n)
+{
+    if (n.pid)
+        return "pid " + std::to_string(*n.pid) + " (" + n.comm + ")";
+    return n.uid ? "uid " + std::to_string(*n.uid) : std::string("?");
+}
+
+}  // namespace
+
+int run_who(bool json)
+{
+    const auto usage = dump_pmu_usage();
+    const auto sessions = dump_sessions();
+    std::map<std::uint64_t, const Notice*> by_id;
+    for (const auto& s : sessions)
+        by_id[*s.session_id] = &s;
+    if (json) {
+        nlohmann::json doc{{"counters", nlohmann::json::array()},
+                           {"sessions", nlohmann::json::array()}};
+        for (const auto& u : usage)
+            doc["counters"].push_back(nlohmann::json::parse(notice_json(u)));
+        for (const auto& s : sessions)
+            doc["sessions"].push_back(nlohmann::json::parse(notice_json(s)));
+        std::cout << doc.dump(2) << '\n';
+        return 0;
+    }
+    std::cout << "CPU  COUNTER   HOLDER   WHO\n";
+    for (const auto& u : usage) {
+        std::string who;
+        const std::uint32_t holder = u.holder.value_or(0);
+        if (holder == ARCHPMU_HOLDER_SESSION && u.session_id)
+            who = "session " + std::to_string(*u.session_id) + ", " + owner(u);
+        else if (holder == ARCHPMU_HOLDER_AGENT && u.msr && u.msr_value)
+            who = register_name(*u.msr) + " = " + hex_string(*u.msr_value);
+        else if (holder == ARCHPMU_HOLDER_PERF)
+            who = "perf_event_open or the NMI watchdog";
+        char line[160];
+        (void)std::snprintf(line, sizeof(line), "%-4u %-9s %-8s %s\n", u.cpu.value_or(0),
+                            counter_name(u.counter.value_or(0)).c_str(),
+                            std::string(holder_name(holder)).c_str(), who.c_str());
+        std::cout << line;
+    }
+    std::cout << sessions.size() << (sessions.size() == 1 ? " session" : " sessions") << '\n';
+    for (const auto& s : sessions)
+        std::cout << "  " << notice_line(s) << '\n';
+    return 0;
+}
+
+int run_regs(const std::string& device, const std::vector<std::uint32_t>& cpus, bool json)
+{
+    const Device dev(device);
+    std::vector<CpuRegisters> all;
+    if (cpus.empty()) {
+        for (const auto& c : dev.all_cpu_info())
+            all.push_back({c.cpu, dev.registers(c.cpu)});
+    } else {
+        for (auto cpu : cpus)
+            all.push_back({cpu, dev.registers(cpu)});
+    }
+    std::cout << (json ? registers_json(all) : registers_table(all));
+    return 0;
+}
+
+}  // namespace archpmu::tool
