@@ -102,13 +102,17 @@ TEST_CASE("record: perf record on a software event runs beside it", "[record-too
     const std::string perfs = "/tmp/perf-beside.data";
     ::unlink(ours.c_str());
     ::unlink(perfs.c_str());
-    // perf samples cpu-clock on every CPU for the whole of archpmu's recording.
+    // perf samples cpu-clock on every CPU for the whole of archpmu's recording. Both
+    // recorders run on CPU 0, so their own user time stays off the recorded CPU.
     FILE* perf = ::popen(
-        ("perf record -e cpu-clock -F 1000 -a -o " + perfs + " -- sleep 6 2>&1").c_str(), "r");
+        ("taskset -c 0 perf record -e cpu-clock -F 1000 -a -o " + perfs + " -- sleep 6 2>&1")
+            .c_str(),
+        "r");
     REQUIRE(perf != nullptr);
     ::sleep(2);  // perf is recording by then, even under QEMU/TCG
-    const auto rec = run_tool("record -e instructions:u -F 1000 -C " + std::to_string(cpu) +
-                              " -o " + ours + " -- " + spin("user", "1.5", cpu));
+    const auto rec = run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) +
+                                 " record -e instructions:u -F 1000 -C " + std::to_string(cpu) +
+                                 " -o " + ours + " -- " + spin("user", "1.5", cpu));
     INFO(rec.out);
     std::string perf_out;
     std::array<char, 4096> buf{};
