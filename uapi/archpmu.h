@@ -277,7 +277,7 @@ struct archpmu_model_msr {
 #define ARCHPMU_EVENT_RAW	0x004U	/* accept architectural events CPUID marks unavailable */
 
 /* archpmu_count_open.busy_holder: who holds what an -EBUSY refusal needed. */
-#define ARCHPMU_HOLDER_UNKNOWN	0	/* (kernels before this field) */
+#define ARCHPMU_HOLDER_UNKNOWN	0	/* older kernels; netlink: not for this caller to know */
 #define ARCHPMU_HOLDER_SESSION	1	/* another archpmu session, of process busy_pid */
 #define ARCHPMU_HOLDER_PERF	2	/* perf: a perf_event_open() user or the NMI watchdog */
 #define ARCHPMU_HOLDER_AGENT	3	/* another agent programmed the counter (EN/INT, INUSE) */

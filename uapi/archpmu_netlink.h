@@ -57,8 +57,8 @@ enum archpmu_genl_cmd {
 	ARCHPMU_GENL_CMD_SESSION,
 	/*
 	 * A counter: CPU, COUNTER, HOLDER; for ARCHPMU_HOLDER_SESSION the
-	 * HOLDER_SESSION_ID, PID, COMM and UID; for ARCHPMU_HOLDER_AGENT the MSR
-	 * and MSR_VALUE that showed it.
+	 * session's SESSION_ID, UID, PID and COMM (as privilege allows); for
+	 * ARCHPMU_HOLDER_AGENT the MSR and MSR_VALUE that showed it.
 	 */
 	ARCHPMU_GENL_CMD_COUNTER,
 
@@ -68,10 +68,16 @@ enum archpmu_genl_cmd {
 	ARCHPMU_GENL_EVENT_SESSION_START,	/* SESSION_ID, PID, COMM, UID */
 	ARCHPMU_GENL_EVENT_SESSION_STOP,	/* SESSION_ID, PID, COMM, UID */
 	/*
-	 * A COUNT_OPEN refused with EBUSY: the asker's PID, COMM, UID; CPU,
-	 * EVENT_INDEX, ERRNO; HOLDER, and for a session HOLDER_SESSION_ID,
-	 * HOLDER_PID, HOLDER_COMM; for an agent COUNTER, MSR and MSR_VALUE;
-	 * for perf COUNTERS (the GP counters perf holds, as a bit mask).
+	 * A COUNT_OPEN refused with EBUSY: the asker's PID, COMM, UID (no
+	 * SESSION_ID: it never existed); CPU, ERRNO, EVENT_INDEX (unless the
+	 * refusal is not about one event); HOLDER, and
+	 *   for a session: HOLDER_SESSION_ID, HOLDER_PID, HOLDER_COMM;
+	 *   for perf: COUNTERS (the GP counters perf holds that the event could
+	 *     use, as a bit mask; all of them when perf holds every one), and
+	 *     COUNTER for a pinned event;
+	 *   for an agent: COUNTER (EN or INT in its PERFEVTSEL, or its live
+	 *     FIXED_CTR_CTRL nibble) or COUNTERS (GLOBAL_INUSE), with the MSR
+	 *     and MSR_VALUE that showed it.
 	 */
 	ARCHPMU_GENL_EVENT_REFUSED,
 	/*

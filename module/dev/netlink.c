@@ -241,8 +241,9 @@ static size_t note_size(const struct archpmu_note *n)
 			 (n->cl ? n->cl->nr_events : 0) * nla_total_size(sizeof(u32));
 	size_t per_event = 2 * nla_total_size_64bit(sizeof(u64)) + 2 * nla_total_size(0);
 
+	/* The others: an identity and at most six values, well within this. */
 	if (!n->cl || n->cmd != ARCHPMU_GENL_EVENT_SESSION_OPEN)
-		return NLMSG_GOODSIZE;
+		return 512;
 	return 512 + n->cl->nr_cpus * per_cpu + n->cl->nr_events * per_event;
 }
 

@@ -28,6 +28,7 @@
 #include "archpmu/error.hpp"
 #include "archpmu/events.hpp"
 #include "archpmu/netlink.hpp"
+#include "archpmu/regs.hpp"
 #include "archpmu/sampling.hpp"
 #include "archpmu/session.hpp"
 #include "archpmu_netlink.h"
@@ -70,9 +71,15 @@ public:
         }
         ::close(out);
         ::close(err);
-        for (int i = 0; i < 500 && read_file(err_).find("listening") == std::string::npos; i++)
+        wait_for_status("listening");
+    }
+
+    // Until its stderr says `text` (at most 5 s).
+    void wait_for_status(const std::string& text)
+    {
+        for (int i = 0; i < 500 && read_file(err_).find(text) == std::string::npos; i++)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        REQUIRE(read_file(err_).find("listening") != std::string::npos);
+        REQUIRE(read_file(err_).find(text) != std::string::npos);
     }
     MonitorTool(const MonitorTool&) = delete;
     MonitorTool& operator=(const MonitorTool&) = delete;
@@ -228,7 +235,8 @@ TEST_CASE("monitor shows a refusal naming the session that holds the counters",
     CHECK(evs[0].at("holder_session_id").get<uint64_t>() >= 1);
 }
 
-TEST_CASE("monitor shows CPUs leaving and coming back, and the unload", "[netlink][monitor]")
+TEST_CASE("monitor shows CPUs leaving and coming back, the unload, and listens again after it",
+          "[netlink][monitor]")
 {
     LoadedModule module(kExact);
     const unsigned cpu = online_cpus().back();
@@ -243,11 +251,16 @@ TEST_CASE("monitor shows CPUs leaving and coming back, and the unload", "[netlin
             write_file(online, "1");
         }
         REQUIRE(unload_module() == 0);
+        REQUIRE(load_module(kExact) == 0);  // LoadedModule unloads it again
+        mon.wait_for_status("the module is back");
+        {
+            Session again(kDev, events("branches"), {0});
+        }
         evs = mon.stop();
-        REQUIRE(load_module(kExact) == 0);  // for LoadedModule's own unload
     }
     REQUIRE(types(evs) == std::vector<std::string>{"session-open", "cpu-offline", "cpu-online",
-                                                   "session-close", "unload"});
+                                                   "session-close", "unload", "session-open",
+                                                   "session-close"});
     CHECK(evs[1].at("cpu") == cpu);
     CHECK(evs[2].at("cpu") == cpu);
     CHECK(evs[2].count("errno") == 0);
@@ -381,6 +394,16 @@ TEST_CASE("regs shows exactly what was written, decoded, on every CPU", "[netlin
             CHECK(fixed.at("fields") ==
                   json::parse(R"({"fixed1.os":1,"fixed1.usr":1,"fixed1.pmi":1})"));
     }
+    // The table prints one-bit fields by name, wider ones with their value.
+    const unsigned last = online_cpus().back();
+    const auto table = run_tool("regs -C " + std::to_string(last));
+    REQUIRE(table.status == 0);
+    CHECK_THAT(table.out, Catch::Contains("IA32_PERFEVTSEL1         0x0187  0x" +
+                                          std::string(last < 16 ? "000000000" : "00000000") +
+                                          (last ? std::to_string(last) : "") + "1300c4"));
+    CHECK_THAT(table.out,
+               Catch::Contains("event=0xc4 umask=0 usr os int" +
+                               (last ? " cmask=" + archpmu::hex_string(last) : std::string())));
     // Read-only: reading changed nothing.
     CHECK(dev.model_read_msr(0, 0x187) == 0x0013'00c4ULL);
 }

@@ -30,7 +30,7 @@ struct MsgDeleter {
 Error nl_error(int nlerr, const std::string& what)
 {
     const int err = nlerr == -NLE_PERM ? EPERM : nlerr == -NLE_NOMEM ? ENOMEM : EIO;
-    return Error(err, what + ": " + nl_geterror(nlerr));
+    return {err, what + ": " + nl_geterror(nlerr)};
 }
 
 struct Connection {
@@ -38,13 +38,19 @@ struct Connection {
     int family = 0;
 };
 
-Connection connect_family()
+// A listener's buffer: a burst of throttle events from many CPUs must not overrun it
+// (the kernel caps it at net.core.rmem_max).
+constexpr int kEventBufferBytes = 4 << 20;
+
+Connection connect_family(int rcvbuf = 0)
 {
     Connection c;
     c.sock.reset(nl_socket_alloc());
     if (!c.sock)
         throw Error(ENOMEM, "cannot allocate a netlink socket");
     int ret = genl_connect(c.sock.get());
+    if (ret == 0 && rcvbuf)
+        ret = nl_socket_set_buffer_size(c.sock.get(), rcvbuf, 0);
     if (ret < 0)
         throw nl_error(ret, "cannot open a generic netlink socket");
     c.family = genl_ctrl_resolve(c.sock.get(), ARCHPMU_GENL_NAME);
@@ -243,9 +249,20 @@ std::string who(const Notice& n)
 {
     std::string s = "session " + (n.session_id ? std::to_string(*n.session_id) : "?");
     if (n.pid)
-        s += " (pid " + std::to_string(*n.pid) + " " + n.comm + ")";
+        s += " (pid " + std::to_string(*n.pid) + " " + printable(n.comm) + ")";
     else if (n.uid)
         s += " (uid " + std::to_string(*n.uid) + ")";
+    return s;
+}
+
+// A bit mask of counters (busy-mask bits: GP i is bit i, fixed j is bit 32 + j).
+std::string counter_list(std::uint64_t mask)
+{
+    std::string s;
+    for (unsigned bit = 0; bit < 64; ++bit)
+        if (mask & (1ULL << bit))
+            s += (s.empty() ? "" : ",") +
+                 counter_name(bit < 32 ? bit : ARCHPMU_COUNTER_FIXED | (bit - 32));
     return s;
 }
 
@@ -253,20 +270,31 @@ std::string holder_text(const Notice& n)
 {
     const std::uint32_t h = n.holder.value_or(ARCHPMU_HOLDER_UNKNOWN);
     if (h == ARCHPMU_HOLDER_SESSION) {
-        if (n.holder_pid)
+        if (n.holder_pid)  // a refusal names the holder apart from the asker
             return "the archpmu session of pid " + std::to_string(*n.holder_pid) + " (" +
-                   n.holder_comm + ")";
+                   printable(n.holder_comm) + ")";
+        if (n.cmd == ARCHPMU_GENL_CMD_COUNTER)  // a counter's holder is the notice's session
+            return "the archpmu " + who(n);
         return "an archpmu session";
     }
     if (h == ARCHPMU_HOLDER_PERF)
         return "perf";
     if (h == ARCHPMU_HOLDER_AGENT && n.msr)
-        return "another agent (MSR " + hex_string(*n.msr) + " = " +
+        return "another agent (" + register_name(*n.msr) + " = " +
                hex_string(n.msr_value.value_or(0)) + ")";
     return std::string(holder_name(h));
 }
 
 }  // namespace
+
+std::string printable(const std::string& text)
+{
+    std::string out = text;
+    for (char& c : out)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            c = '?';
+    return out;
+}
 
 std::string_view notice_name(std::uint8_t cmd)
 {
@@ -332,10 +360,14 @@ std::string notice_line(const Notice& n)
         case ARCHPMU_GENL_EVENT_UNLOAD:
             return s + ": the archpmu module is unloading";
         case ARCHPMU_GENL_EVENT_REFUSED:
-            return s + ":" + on + " pid " + std::to_string(n.pid.value_or(0)) + " (" + n.comm +
-                   ") was refused" +
+            return s + ":" + on + " pid " + std::to_string(n.pid.value_or(0)) + " (" +
+                   printable(n.comm) + ") was refused" +
                    (n.event_index ? " event " + std::to_string(*n.event_index) : std::string()) +
-                   ": held by " + holder_text(n);
+                   ": " +
+                   (n.counter    ? counter_name(*n.counter)
+                    : n.counters ? counter_list(*n.counters)
+                                 : std::string("its counters")) +
+                   " held by " + holder_text(n);
         case ARCHPMU_GENL_EVENT_FOREIGN_USE:
             return s + ":" + on + " " + counter_name(n.counter.value_or(0)) + " of " + who(n) +
                    ": MSR " + hex_string(n.msr.value_or(0)) + " = " +
@@ -418,7 +450,8 @@ std::string notice_json(const Notice& n)
             j["cpus"].push_back(jc);
         }
     }
-    return j.dump();
+    // A comm need not be UTF-8 (15 bytes may cut a character): replace, never throw.
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 struct Monitor::Impl {
@@ -428,9 +461,11 @@ struct Monitor::Impl {
 
 Monitor::Monitor() : impl_(std::make_unique<Impl>())
 {
-    impl_->conn = connect_family();
+    impl_->conn = connect_family(kEventBufferBytes);
     nl_sock* sk = impl_->conn.sock.get();
     const int group = genl_ctrl_resolve_grp(sk, ARCHPMU_GENL_NAME, ARCHPMU_GENL_EVENTS_GROUP);
+    if (group == -NLE_OBJ_NOTFOUND)  // the module is going away as we join
+        throw Error(ENOENT, "the generic netlink family '" ARCHPMU_GENL_NAME "' is gone");
     if (group < 0)
         throw nl_error(group, "the archpmu family has no '" ARCHPMU_GENL_EVENTS_GROUP "' group");
     const int ret = nl_socket_add_membership(sk, group);
@@ -447,6 +482,20 @@ Monitor::Monitor() : impl_(std::make_unique<Impl>())
 Monitor::Monitor(Monitor&&) noexcept = default;
 Monitor& Monitor::operator=(Monitor&&) noexcept = default;
 Monitor::~Monitor() = default;
+
+int Monitor::family_id() const
+{
+    return impl_->conn.family;
+}
+
+std::optional<int> family_id()
+{
+    try {
+        return connect_family().family;
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+}
 
 int Monitor::fd() const
 {

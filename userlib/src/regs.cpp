@@ -35,12 +35,19 @@ Fields decode_evtsel(std::uint64_t v)
     f.emplace_back("umask", (v >> 8) & 0xff);
     static const std::pair<const char*, unsigned> bits[] = {{"usr", 16}, {"os", 17},  {"edge", 18},
                                                             {"pc", 19},  {"int", 20}, {"any", 21},
-                                                            {"en", 22},  {"inv", 23}, {"eq", 36}};
+                                                            {"en", 22},  {"inv", 23}};
     for (const auto& [name, bit] : bits)
         add(f, name, (v >> bit) & 1);
     add(f, "cmask", (v >> 24) & 0xff);
+    add(f, "eq", (v >> 36) & 1);
     add(f, "umask2", (v >> 40) & 0xff);
     return f;
+}
+
+// A field of more than one bit is printed with its value even when it is 1.
+bool multi_bit(const std::string& name)
+{
+    return name == "event" || name == "umask" || name == "cmask" || name == "umask2";
 }
 
 Fields decode_fixed_ctrl(std::uint64_t v)
@@ -57,14 +64,16 @@ Fields decode_fixed_ctrl(std::uint64_t v)
     return f;
 }
 
-Fields decode_global(std::uint64_t v, bool status)
+enum class Global { ctrl, status, inuse };
+
+Fields decode_global(std::uint64_t v, Global kind)
 {
     Fields f;
     for (unsigned i = 0; i < 32; ++i)
         add(f, "pmc" + std::to_string(i), (v >> i) & 1);
     for (unsigned j = 0; j < 16; ++j)
         add(f, "fixed" + std::to_string(j), (v >> (32 + j)) & 1);
-    if (status) {
+    if (kind == Global::status) {
         add(f, "perf_metrics", (v >> 48) & 1);
         add(f, "lbr_frz", (v >> 58) & 1);
         add(f, "ctr_frz", (v >> 59) & 1);
@@ -72,7 +81,7 @@ Fields decode_global(std::uint64_t v, bool status)
         add(f, "ovf_uncore", (v >> 61) & 1);
         add(f, "ovf_buf", (v >> 62) & 1);
         add(f, "cond_chgd", (v >> 63) & 1);
-    } else {
+    } else if (kind == Global::inuse) {
         add(f, "pmi_inuse", (v >> 63) & 1);
     }
     return f;
@@ -122,10 +131,11 @@ std::vector<std::pair<std::string, std::uint64_t>> decode_register(std::uint32_t
         case kFixedCtrCtrl:
             return decode_fixed_ctrl(value);
         case kGlobalCtrl:
+            return decode_global(value, Global::ctrl);
         case kGlobalInuse:
-            return decode_global(value, false);
+            return decode_global(value, Global::inuse);
         case kGlobalStatus:
-            return decode_global(value, true);
+            return decode_global(value, Global::status);
         default:
             return {};
     }
@@ -143,9 +153,8 @@ std::string registers_table(const std::vector<CpuRegisters>& cpus)
                                 static_cast<unsigned long long>(r.value));
             out += line;
             for (const auto& [name, v] : decode_register(r.msr, r.value))
-                out += " " + name +
-                       (v == 1 && name != "event" && name != "umask" ? std::string()
-                                                                     : "=" + hex_string(v));
+                out +=
+                    " " + name + (v == 1 && !multi_bit(name) ? std::string() : "=" + hex_string(v));
             out += "\n";
         }
     }

@@ -60,10 +60,9 @@ std::string busy_refusal(const archpmu_count_open& cmd, const std::string& ev,
                    " (a perf_event_open user, or the NMI watchdog: sysctl "
                    "kernel.nmi_watchdog=0); archpmu and perf cannot share the PMU";
         case ARCHPMU_HOLDER_AGENT:
-            return what + on + " are in use" +
-                   (held.empty() ? " by another agent that programmed them directly"
-                                 : ": " + held) +
-                   " (e.g. through /dev/cpu/N/msr); stop that tool first";
+            return what + on + " are in use" + (held.empty() ? " by another agent" : ": " + held) +
+                   "; another tool programmed them directly (e.g. through /dev/cpu/N/msr): stop "
+                   "it first";
         default:
             return what + on +
                    " are in use: by another archpmu session, by perf (the NMI watchdog "

@@ -231,14 +231,15 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
 
     auto* monitor = app.add_subcommand(
         "monitor",
-        "print archpmu's events as they happen (sessions opened, started, stopped and closed; "
-        "refusals with the holder; foreign use of held counters; CPUs going offline and "
-        "back; throttling and lost samples) until Ctrl-C; needs CAP_SYS_ADMIN");
+        "print archpmu's events as they happen, a line each (sessions opened, started, stopped "
+        "and closed; refusals with the holder; foreign use of held counters; CPUs going offline "
+        "and back; throttling and lost samples; the module's unload, after which it waits for "
+        "the module to come back) until Ctrl-C; status lines go to stderr; needs CAP_SYS_ADMIN");
     monitor->add_flag("-j,--json", cmd.json, "one JSON object per line");
     auto* who = app.add_subcommand(
         "who",
-        "who holds each counter of each CPU (an archpmu session, perf, another agent, or "
-        "nobody), and every session");
+        "who holds each counter of each CPU (an archpmu session, perf, another agent, or free; "
+        "'unknown' without CAP_PERFMON, which reading the registers needs), and every session");
     who->add_flag("-j,--json", cmd.json, "print JSON instead of a table");
     std::string regs_cpus;
     auto* regs = app.add_subcommand(

@@ -22,38 +22,63 @@
 
 namespace archpmu::tool {
 
+namespace {
+
+// Until Ctrl-C: wait for the module to be gone (its UNLOAD event comes just
+// before), then for it to be back, and join again.
+std::unique_ptr<Monitor> rejoin(int old_family)
+{
+    std::cerr << "archpmu monitor: the module unloaded; waiting for it to come back" << std::endl;
+    bool gone = false;
+    while (!interrupted()) {
+        const auto id = family_id();
+        gone = gone || !id || *id != old_family;
+        if (gone && id) {
+            try {
+                auto monitor = std::make_unique<Monitor>();
+                std::cerr << "archpmu monitor: the module is back; listening" << std::endl;
+                return monitor;
+            } catch (const Error& e) {
+                if (e.code().value() != ENOENT)
+                    throw;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return nullptr;
+}
+
+}  // namespace
+
 int run_monitor(bool json)
 {
     auto monitor = std::make_unique<Monitor>();
     catch_interrupt();
     // On stderr, so stdout is only events: what happens after this line is seen.
     std::cerr << "archpmu monitor: listening; Ctrl-C stops" << std::endl;
+    auto last_check = std::chrono::steady_clock::now();
     while (!interrupted()) {
-        if (!monitor) {  // the module went away: listen again once it is back
-            try {
-                monitor = std::make_unique<Monitor>();
-                std::cerr << "archpmu monitor: the module is back; listening" << std::endl;
-            } catch (const Error& e) {
-                if (e.code().value() != ENOENT)
-                    throw;
-                std::this_thread::sleep_for(std::chrono::milliseconds(200));
-                continue;
-            }
-        }
         pollfd pfd{monitor->fd(), POLLIN, 0};
         const int ret = ::poll(&pfd, 1, 200);
         if (ret < 0 && errno != EINTR)
             throw Error(errno, "poll on the netlink socket");
-        if (ret <= 0)
-            continue;
-        for (const auto& n : monitor->receive()) {
-            std::cout << (json ? notice_json(n) : notice_line(n)) << std::endl;
-            if (n.cmd == ARCHPMU_GENL_EVENT_UNLOAD) {
-                monitor.reset();
-                std::cerr << "archpmu monitor: the module unloaded; waiting for it to come back"
-                          << std::endl;
-                break;
+        bool unloaded = false;
+        if (ret > 0) {
+            for (const auto& n : monitor->receive()) {
+                std::cout << (json ? notice_json(n) : notice_line(n)) << std::endl;
+                unloaded = unloaded || n.cmd == ARCHPMU_GENL_EVENT_UNLOAD;
             }
+        }
+        // Once a second: an unload whose event was lost (an overrun) shows here.
+        const auto now = std::chrono::steady_clock::now();
+        if (!unloaded && now - last_check > std::chrono::seconds(1)) {
+            last_check = now;
+            unloaded = family_id() != monitor->family_id();
+        }
+        if (unloaded) {
+            monitor = rejoin(monitor->family_id());
+            if (!monitor)
+                break;
         }
     }
     return 0;
@@ -65,7 +90,7 @@ namespace {
 std::string owner(const Notice& n)
 {
     if (n.pid)
-        return "pid " + std::to_string(*n.pid) + " (" + n.comm + ")";
+        return "pid " + std::to_string(*n.pid) + " (" + printable(n.comm) + ")";
     return n.uid ? "uid " + std::to_string(*n.uid) : std::string("?");
 }
 
@@ -75,9 +100,6 @@ int run_who(bool json)
 {
     const auto usage = dump_pmu_usage();
     const auto sessions = dump_sessions();
-    std::map<std::uint64_t, const Notice*> by_id;
-    for (const auto& s : sessions)
-        by_id[*s.session_id] = &s;
     if (json) {
         nlohmann::json doc{{"counters", nlohmann::json::array()},
                            {"sessions", nlohmann::json::array()}};

@@ -45,6 +45,10 @@ struct Notice {
 std::string_view notice_name(std::uint8_t cmd);
 // "session", "perf", "agent", "free", "unknown".
 std::string_view holder_name(std::uint32_t holder);
+// A comm as a line may show it: control characters (any process may put them in
+// its name) become '?'.
+std::string printable(const std::string& text);
+
 // One line for people; one JSON object on one line for programs.
 std::string notice_line(const Notice& n);
 std::string notice_json(const Notice& n);
@@ -56,12 +60,15 @@ public:
     Monitor();
     Monitor(const Monitor&) = delete;
     Monitor& operator=(const Monitor&) = delete;
-    Monitor(Monitor&&) noexcept;
-    Monitor& operator=(Monitor&&) noexcept;
+    Monitor(Monitor&& other) noexcept;
+    Monitor& operator=(Monitor&& other) noexcept;
     ~Monitor();
 
     // Readable (poll) when events are waiting.
     [[nodiscard]] int fd() const;
+    // The family's id when it joined: another id (or none) means the module was
+    // reloaded (or unloaded) since, and this monitor hears nothing any more.
+    [[nodiscard]] int family_id() const;
     // Every event waiting now (none if none); never blocks. When the socket's
     // buffer overran, a Notice with cmd 0 says so, in its place.
     std::vector<Notice> receive();
@@ -70,6 +77,9 @@ private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+
+// The family's id now, or nothing when the module is not loaded.
+std::optional<int> family_id();
 
 // Every live session (ARCHPMU_GENL_CMD_GET_SESSIONS).
 std::vector<Notice> dump_sessions();

@@ -18,10 +18,11 @@ std::string hex_string(std::uint64_t value);
 // "IA32_PERFEVTSEL2", "IA32_FIXED_CTR_CTRL", ... ("MSR 0x..." for others).
 std::string register_name(std::uint32_t msr);
 
-// The fields of a control register that are set, in bit order: PERFEVTSELx
-// (event, umask, usr, os, edge, pc, int, any, en, inv, cmask, eq, umask2),
-// FIXED_CTR_CTRL (per counter: os, usr, any, pmi), GLOBAL_CTRL/STATUS/INUSE
-// (pmcN, fixedN and the named status bits). Counters decode to nothing.
+// The fields of a control register, in bit order: PERFEVTSELx (event and umask
+// always; usr, os, edge, pc, int, any, en, inv, cmask, eq, umask2 when set),
+// FIXED_CTR_CTRL (per counter, when set: os, usr, any, pmi), GLOBAL_CTRL,
+// GLOBAL_STATUS and GLOBAL_INUSE (pmcN and fixedN set; STATUS's named bits,
+// INUSE's pmi_inuse). Counters and other registers decode to nothing.
 std::vector<std::pair<std::string, std::uint64_t>> decode_register(std::uint32_t msr,
                                                                    std::uint64_t value);
 
