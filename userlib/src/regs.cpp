@@ -148,13 +148,15 @@ std::string registers_table(const std::vector<CpuRegisters>& cpus)
         out += "CPU " + std::to_string(c.cpu) + "\n";
         for (const auto& r : c.regs) {
             char line[96];
-            (void)std::snprintf(line, sizeof(line), "  %-24s 0x%04x  0x%016llx ",
+            (void)std::snprintf(line, sizeof(line), "  %-24s 0x%04x  0x%016llx",
                                 register_name(r.msr).c_str(), r.msr,
                                 static_cast<unsigned long long>(r.value));
             out += line;
-            for (const auto& [name, v] : decode_register(r.msr, r.value))
-                out +=
-                    " " + name + (v == 1 && !multi_bit(name) ? std::string() : "=" + hex_string(v));
+            const char* sep = "  ";
+            for (const auto& [name, v] : decode_register(r.msr, r.value)) {
+                out += sep + name + (v == 1 && !multi_bit(name) ? "" : "=" + hex_string(v));
+                sep = " ";
+            }
             out += "\n";
         }
     }

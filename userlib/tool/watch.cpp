@@ -121,10 +121,12 @@ int run_who(bool json)
         else if (holder == ARCHPMU_HOLDER_PERF)
             who = "perf_event_open or the NMI watchdog";
         char line[160];
-        (void)std::snprintf(line, sizeof(line), "%-4u %-9s %-8s %s\n", u.cpu.value_or(0),
+        (void)std::snprintf(line, sizeof(line), "%-4u %-9s %-8s %s", u.cpu.value_or(0),
                             counter_name(u.counter.value_or(0)).c_str(),
                             std::string(holder_name(holder)).c_str(), who.c_str());
-        std::cout << line;
+        std::string text(line);
+        text.erase(text.find_last_not_of(' ') + 1);
+        std::cout << text << '\n';
     }
     std::cout << sessions.size() << (sessions.size() == 1 ? " session" : " sessions") << '\n';
     for (const auto& s : sessions)
