@@ -9,6 +9,7 @@
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -527,4 +528,43 @@ TEST_CASE("an unprivileged user may dump but sees no other user's process, and c
     REQUIRE(sessions.size() == 1);
     CHECK(sessions[0].pid == static_cast<uint32_t>(::getpid()));
     CHECK(sessions[0].comm == "archpmu_itest");
+}
+
+TEST_CASE("ARCHPMU_IOC_REGS refuses each bad input with its errno", "[netlink][regs][errors]")
+{
+    LoadedModule module(kExact);
+    archpmu::UniqueFd fd(::open(kDev, O_RDWR | O_CLOEXEC));
+    REQUIRE(fd.get() >= 0);
+    std::vector<archpmu_reg> regs(ARCHPMU_REGS_MAX);
+    auto call = [&](archpmu_regs_read cmd) {
+        return ::ioctl(fd.get(), ARCHPMU_IOC_REGS, &cmd) == 0 ? 0 : errno;
+    };
+    archpmu_regs_read good{};
+    good.size = sizeof(good);
+    good.nr_regs = ARCHPMU_REGS_MAX;
+    good.regs = reinterpret_cast<uintptr_t>(regs.data());
+    CHECK(call(good) == 0);
+    auto bad = good;
+    bad.flags = 1;
+    CHECK(call(bad) == EINVAL);
+    bad = good;
+    bad.__reserved0 = 1;
+    CHECK(call(bad) == EINVAL);
+    bad = good;
+    bad.cpu = 1U << 31;
+    CHECK(call(bad) == ENXIO);
+    bad = good;
+    bad.regs = 8;  // unmapped
+    CHECK(call(bad) == EFAULT);
+    bad = good;
+    bad.nr_regs = 1;
+    CHECK(::ioctl(fd.get(), ARCHPMU_IOC_REGS, &bad) != 0);
+    CHECK(errno == ENOSPC);
+    CHECK(bad.nr_regs == 4 * 2 + 3 + 4);  // v4, 4 GP, 3 fixed: evtsel+pmc, fixed, 4 globals
+    CHECK(in_child([&fd, &good] {
+              if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
+                  return 10;
+              auto cmd = good;
+              return ::ioctl(fd.get(), ARCHPMU_IOC_REGS, &cmd) != 0 && errno == EPERM ? 0 : 11;
+          }) == 0);
 }
