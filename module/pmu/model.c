@@ -53,6 +53,7 @@
 #include <asm/ptrace.h>
 
 #include "backend.h"
+#include "model_param.h"
 #include "model_regs.h"
 
 static char *model_cpuid;
@@ -67,128 +68,84 @@ MODULE_PARM_DESC(model_hybrid_cpus, "CPU list of the second core type (E-cores);
 
 #define MODEL_MAX_RATE_PERCENT	1000
 
-/*
- * Every numeric parameter is checked as it is set: a bad one fails the load
- * with -EINVAL and a line naming the parameter, the value and the range.
- */
-struct model_num_param {
-	void *val;
-	bool is_u64;
-	u64 lo, hi;
-};
-
-static int model_num_set(const char *text, const struct kernel_param *kp)
-{
-	const struct model_num_param *p = kp->arg;
-	u64 v;
-	int ret = kstrtou64(text, 0, &v);
-
-	if (ret == -ERANGE || (!ret && (v < p->lo || v > p->hi))) {
-		pr_err("%s=%s is out of range (allowed: %llu-%llu)\n", kp->name, text,
-		       p->lo, p->hi);
-		return -EINVAL;
-	}
-	if (ret) {
-		pr_err("%s='%s' is not a number (allowed: %llu-%llu)\n", kp->name, text,
-		       p->lo, p->hi);
-		return -EINVAL;
-	}
-	if (p->is_u64)
-		*(u64 *)p->val = v;
-	else
-		*(uint *)p->val = v;
-	return 0;
-}
-
-static int model_num_get(char *buf, const struct kernel_param *kp)
-{
-	const struct model_num_param *p = kp->arg;
-
-	return sysfs_emit(buf, "%llu\n", p->is_u64 ? *(u64 *)p->val : *(uint *)p->val);
-}
-
-static const struct kernel_param_ops model_num_ops = {
-	.set = model_num_set,
-	.get = model_num_get,
-};
-
 static uint model_version = 4;
-static struct model_num_param model_version_param = {
+static struct archpmu_model_num_param model_version_param = {
 	.val = &model_version, .lo = 1, .hi = 6,
 };
-module_param_cb(model_version, &model_num_ops, &model_version_param, 0444);
+module_param_cb(model_version, &archpmu_model_num_ops, &model_version_param, 0444);
 MODULE_PARM_DESC(model_version, "Architectural PMU version, 1-6 (default 4)");
 static uint model_gp = 4;
-static struct model_num_param model_gp_param = {
+static struct archpmu_model_num_param model_gp_param = {
 	.val = &model_gp, .lo = 1, .hi = ARCHPMU_LEGACY_GP,
 };
-module_param_cb(model_gp, &model_num_ops, &model_gp_param, 0444);
+module_param_cb(model_gp, &archpmu_model_num_ops, &model_gp_param, 0444);
 MODULE_PARM_DESC(model_gp, "General-purpose counters, 1-8 (default 4)");
 static uint model_gp_width = 48;
-static struct model_num_param model_gp_width_param = {
+static struct archpmu_model_num_param model_gp_width_param = {
 	.val = &model_gp_width, .lo = 8, .hi = 64,
 };
-module_param_cb(model_gp_width, &model_num_ops, &model_gp_width_param, 0444);
+module_param_cb(model_gp_width, &archpmu_model_num_ops, &model_gp_width_param, 0444);
 MODULE_PARM_DESC(model_gp_width, "GP counter width in bits, 8-64 (default 48)");
 static uint model_fixed = 3;
-static struct model_num_param model_fixed_param = {
+static struct archpmu_model_num_param model_fixed_param = {
 	.val = &model_fixed, .lo = 0, .hi = ARCHPMU_LEGACY_FIXED,
 };
-module_param_cb(model_fixed, &model_num_ops, &model_fixed_param, 0444);
+module_param_cb(model_fixed, &archpmu_model_num_ops, &model_fixed_param, 0444);
 MODULE_PARM_DESC(model_fixed, "Contiguous fixed counters, CPUID.0AH:EDX[4:0], 0-7 (default 3)");
 static uint model_fixed_mask;
-static struct model_num_param model_fixed_mask_param = {
+static struct archpmu_model_num_param model_fixed_mask_param = {
 	.val = &model_fixed_mask, .lo = 0, .hi = BIT(ARCHPMU_LEGACY_FIXED) - 1,
 };
-module_param_cb(model_fixed_mask, &model_num_ops, &model_fixed_mask_param, 0444);
+module_param_cb(model_fixed_mask, &archpmu_model_num_ops, &model_fixed_mask_param, 0444);
 MODULE_PARM_DESC(model_fixed_mask, "v5+: fixed-counter bitmap CPUID.0AH:ECX, bits 0-6 (default 0)");
 static uint model_fixed_width = 48;
-static struct model_num_param model_fixed_width_param = {
+static struct archpmu_model_num_param model_fixed_width_param = {
 	.val = &model_fixed_width, .lo = 8, .hi = 64,
 };
-module_param_cb(model_fixed_width, &model_num_ops, &model_fixed_width_param, 0444);
+module_param_cb(model_fixed_width, &archpmu_model_num_ops, &model_fixed_width_param, 0444);
 MODULE_PARM_DESC(model_fixed_width, "Fixed counter width in bits, 8-64 (default 48)");
 static uint model_events_len = 7;
-static struct model_num_param model_events_len_param = {
+static struct archpmu_model_num_param model_events_len_param = {
 	.val = &model_events_len, .lo = 0, .hi = ARCHPMU_NR_ARCH_EVENTS,
 };
-module_param_cb(model_events_len, &model_num_ops, &model_events_len_param, 0444);
+module_param_cb(model_events_len, &archpmu_model_num_ops, &model_events_len_param, 0444);
 MODULE_PARM_DESC(model_events_len, "Length of the event vector CPUID.0AH:EAX[31:24], 0-13 (default 7)");
 static uint model_events_unavail;
-static struct model_num_param model_events_unavail_param = {
+static struct archpmu_model_num_param model_events_unavail_param = {
 	.val = &model_events_unavail, .lo = 0, .hi = U32_MAX,
 };
-module_param_cb(model_events_unavail, &model_num_ops, &model_events_unavail_param, 0444);
+module_param_cb(model_events_unavail, &archpmu_model_num_ops, &model_events_unavail_param, 0444);
 MODULE_PARM_DESC(model_events_unavail, "CPUID.0AH:EBX, bit n = event n unavailable (default 0)");
 static bool model_anythread_deprecated;
 module_param(model_anythread_deprecated, bool, 0444);
 MODULE_PARM_DESC(model_anythread_deprecated, "CPUID.0AH:EDX[15] (default 0)");
 static uint model_hybrid_gp;
-static struct model_num_param model_hybrid_gp_param = {
+static struct archpmu_model_num_param model_hybrid_gp_param = {
 	.val = &model_hybrid_gp, .lo = 0, .hi = ARCHPMU_LEGACY_GP,
 };
-module_param_cb(model_hybrid_gp, &model_num_ops, &model_hybrid_gp_param, 0444);
+module_param_cb(model_hybrid_gp, &archpmu_model_num_ops, &model_hybrid_gp_param, 0444);
 MODULE_PARM_DESC(model_hybrid_gp, "E-core GP counters (default: model_gp)");
 static uint model_hybrid_fixed_mask;
-static struct model_num_param model_hybrid_fixed_mask_param = {
+static struct archpmu_model_num_param model_hybrid_fixed_mask_param = {
 	.val = &model_hybrid_fixed_mask, .lo = 0, .hi = BIT(ARCHPMU_LEGACY_FIXED) - 1,
 };
-module_param_cb(model_hybrid_fixed_mask, &model_num_ops, &model_hybrid_fixed_mask_param, 0444);
+module_param_cb(model_hybrid_fixed_mask, &archpmu_model_num_ops, &model_hybrid_fixed_mask_param,
+		0444);
 MODULE_PARM_DESC(model_hybrid_fixed_mask, "E-core fixed-counter bitmap (default: as the P-core)");
 static bool model_full_width;
 module_param(model_full_width, bool, 0444);
 MODULE_PARM_DESC(model_full_width, "Full-width counter writes, PERF_CAPABILITIES[13] (default 0)");
 static u64 model_perf_caps;
-static struct model_num_param model_perf_caps_param = {
+static struct archpmu_model_num_param model_perf_caps_param = {
 	.val = &model_perf_caps, .is_u64 = true, .lo = 0, .hi = U64_MAX,
 };
-module_param_cb(model_perf_caps, &model_num_ops, &model_perf_caps_param, 0444);
+module_param_cb(model_perf_caps, &archpmu_model_num_ops, &model_perf_caps_param, 0444);
 MODULE_PARM_DESC(model_perf_caps, "Raw IA32_PERF_CAPABILITIES (default 0)");
 static uint model_rate_percent = 100;
-static struct model_num_param model_rate_percent_param = {
+static struct archpmu_model_num_param model_rate_percent_param = {
 	.val = &model_rate_percent, .lo = 0, .hi = MODEL_MAX_RATE_PERCENT,
 };
-module_param_cb(model_rate_percent, &model_num_ops, &model_rate_percent_param, 0444);
+module_param_cb(model_rate_percent, &archpmu_model_num_ops, &model_rate_percent_param, 0444);
 MODULE_PARM_DESC(model_rate_percent, "Counting speed in percent of the documented rates; 0: only injected events count (default 100)");
 
 #define MODEL_TYPES		2
@@ -205,6 +162,7 @@ struct model_core_type {
 struct model_tick {
 	struct hrtimer timer;
 	u64 last_ns;
+	bool last_user;		/* the mode the last tick interrupted */
 };
 
 /* The PMI of one CPU: what the driver's handler is told it interrupted. */
@@ -484,6 +442,7 @@ static enum hrtimer_restart model_tick_fn(struct hrtimer *timer)
 		model_step_end(p, r, regs);
 	}
 	t->last_ns = now;
+	t->last_user = user;
 	hrtimer_forward_now(timer, ns_to_ktime(MODEL_TICK_NS));
 	return HRTIMER_RESTART;
 }
@@ -560,6 +519,27 @@ static int model_rdmsr_op(u32 msr, u64 *val)
 	return ret;
 }
 
+/*
+ * Before IA32_PERF_GLOBAL_CTRL starts or stops counters (a task session's
+ * context switch, say): the time since the last tick counts in the state it
+ * ran in, in the mode that tick saw. Else the next tick would give its whole
+ * millisecond to whatever was enabled at that instant, and a task switched
+ * in often would be counted for time it did not run. Not in NMI: the PMI
+ * handler's writes land inside a tick's step.
+ */
+static void model_count_until_now(struct archpmu_model_regs *r)
+{
+	struct model_tick *t = this_cpu_ptr(&model_ticks);
+	u64 now;
+
+	if (!model_rate_percent || in_nmi() || !t->last_ns)
+		return;
+	now = ktime_get_ns();
+	if (now > t->last_ns)
+		archpmu_model_advance(r, now - t->last_ns, t->last_user, model_rate_percent);
+	t->last_ns = now;
+}
+
 atomic_t archpmu_model_wrmsr_fail_nth = ATOMIC_INIT(0);
 
 static int model_wrmsr_op(u32 msr, u64 val)
@@ -574,6 +554,8 @@ static int model_wrmsr_op(u32 msr, u64 val)
 		return -EIO;
 	if (!model_step_begin(p))
 		return -EBUSY;
+	if (msr == ARCHPMU_MSR_GLOBAL_CTRL)
+		model_count_until_now(r);
 	ret = archpmu_model_wrmsr(r, msr, val);
 	model_step_end(p, r, NULL);
 	return ret;
