@@ -79,6 +79,7 @@ static int __init archpmu_init(void)
 	ret = archpmu_session_hotplug_init();
 	if (ret)
 		goto err_pmi_exit;
+	archpmu_task_init();
 	ret = archpmu_netlink_init();
 	if (ret)
 		goto err_session_exit;

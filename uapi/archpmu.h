@@ -45,6 +45,7 @@
 #define ARCHPMU_CAP_SAMPLE	0x80ULL	/* archpmu_count_open.sample_events: sampling */
 #define ARCHPMU_CAP_REGS	0x100ULL /* ARCHPMU_IOC_REGS */
 #define ARCHPMU_CAP_NETLINK	0x200ULL /* the generic netlink family (archpmu_netlink.h) */
+#define ARCHPMU_CAP_TASK	0x400ULL /* ARCHPMU_COUNT_OPEN_TASK, ARCHPMU_INJECT_HERE */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -268,9 +269,48 @@ struct archpmu_model_msr {
  */
 #define ARCHPMU_MAX_EVENTS	32
 
+/*
+ * Task scope (ARCHPMU_COUNT_OPEN_TASK, capability ARCHPMU_CAP_TASK). The
+ * session counts only while one of its tasks runs: the thread task_pid (0:
+ * the caller's), every thread of its process with ARCHPMU_TASK_PROCESS, and
+ * with ARCHPMU_TASK_INHERIT every thread and child those create after the
+ * open, exited ones included (perf's inherit). The counters are allocated
+ * on every CPU of the session as for any session, and each CPU's are started
+ * when one of the tasks is switched in there and stopped when it is switched
+ * out, so a task that migrates keeps one count: the sum over the CPUs.
+ * time_enabled and time_running of a CPU are the time the tasks ran there
+ * while the session was started. A CPU that is not in the session (offline
+ * at the open, or left out of cpus) does not count the tasks.
+ *
+ * Privilege: CAP_PERFMON (or CAP_SYS_ADMIN), as for every session, and for
+ * each task access of ptrace's "read" kind by the module's own rule (the
+ * kernel's ptrace_may_access() is not available to modules): the task is
+ * in the caller's thread group; or the caller's real, effective and saved
+ * uids all equal the task's, likewise the gids, and the task is dumpable;
+ * or the caller has CAP_SYS_PTRACE in the task's user namespace. Security
+ * modules (Yama's ptrace_scope) are not asked. Without CAP_PERFMON nothing
+ * is counted, not even the caller's own threads: perf_event_paranoid does
+ * not apply, because archpmu programs the counters directly and AnyThread
+ * or an edge/CMASK event on a shared core is not confined to the task.
+ *
+ * Extra COUNT_OPEN errors:
+ *   -EINVAL      task_pid or task_flags without ARCHPMU_COUNT_OPEN_TASK;
+ *                unknown task_flags
+ *   -ESRCH       no task task_pid in the caller's PID namespace, or it is
+ *                exiting
+ *   -EACCES      the caller may not read the task by the rule above
+ *   -EOPNOTSUPP  task scope with sample_events (not yet), or on a CPU
+ *                whose PMU is version 1 (no IA32_PERF_GLOBAL_CTRL)
+ */
+
 /* archpmu_count_open.flags */
 #define ARCHPMU_COUNT_OPEN_FD	0x001U	/* return the session as a new file descriptor */
 #define ARCHPMU_COUNT_OPEN_START 0x002U	/* program the counters started (as COUNT_START) */
+#define ARCHPMU_COUNT_OPEN_TASK	0x004U	/* count only while the session's tasks run */
+
+/* archpmu_count_open.task_flags */
+#define ARCHPMU_TASK_INHERIT	0x001U	/* and the threads and children they create */
+#define ARCHPMU_TASK_PROCESS	0x002U	/* every thread of task_pid's process */
 
 #define ARCHPMU_EVENT_GP_ONLY	0x001U	/* never a fixed counter */
 #define ARCHPMU_EVENT_PIN	0x002U	/* exactly the counter in .counter */
@@ -321,6 +361,11 @@ struct archpmu_count_open {
 				 * 0: a quarter of the ring
 				 */
 	__u32 __reserved1;	/* in and out: 0 */
+	/* Since the fourth layout (104 bytes), capability ARCHPMU_CAP_TASK. */
+	__u32 task_pid;		/* in with ARCHPMU_COUNT_OPEN_TASK: a thread (a TID in the
+				 * caller's PID namespace); 0: the calling thread
+				 */
+	__u32 task_flags;	/* in: ARCHPMU_TASK_*, only with ARCHPMU_COUNT_OPEN_TASK */
 };
 
 /*
@@ -459,13 +504,19 @@ struct archpmu_count_read {
  * occurrences of the event (event select | umask << 8) on @cpu, at CPL 0
  * (ARCHPMU_INJECT_OS) or CPL 3 (ARCHPMU_INJECT_USR), to every counter of
  * that CPU that counts it, as one cycle would (CMASK, INV and edge apply).
+ * With ARCHPMU_INJECT_HERE (capability ARCHPMU_CAP_TASK) @cpu must be 0 and
+ * the events happen on the CPU the caller runs on, in the caller's time
+ * slice: a task session of the caller counts them.
  */
 #define ARCHPMU_INJECT_USR	0x001U
 #define ARCHPMU_INJECT_OS	0x002U
+#define ARCHPMU_INJECT_HERE	0x004U
 
 struct archpmu_model_inject {
 	__u32 size;		/* in */
-	__u32 flags;		/* in: exactly one of ARCHPMU_INJECT_USR, ARCHPMU_INJECT_OS */
+	__u32 flags;		/* in: exactly one of ARCHPMU_INJECT_USR, ARCHPMU_INJECT_OS;
+				 * ARCHPMU_INJECT_HERE
+				 */
 	__u32 cpu;		/* in */
 	__u32 event;		/* in: event select | umask << 8 */
 	__u64 count;		/* in */

@@ -62,6 +62,14 @@ static void build_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool 
 	c->ops->ack(b, c->used & ~c->sampling);
 }
 
+/* The bits of a counter's control register that start and stop it. */
+static u64 task_enables(u32 counter)
+{
+	if (!(counter & ARCHPMU_COUNTER_FIXED))
+		return ARCHPMU_EVTSEL_EN;
+	return (u64)(ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR) << ARCHPMU_FIXED_SHIFT(counter & 0xff);
+}
+
 /*
  * Has another agent rewritten a control register of ours (@running: the
  * counters should be started)? Each counter is reported once while it stays
@@ -81,6 +89,9 @@ static void check_foreign(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 		want = archpmu_claim_ctl_expected(cl, c, e, running, &mask);
 		if (cl->sampling && !(c->hw[e].counter & ARCHPMU_COUNTER_FIXED))
 			mask &= ~ARCHPMU_EVTSEL_EN;
+		/* A task session's enables open and close with its tasks (gate.c). */
+		if (cl->task_here)
+			mask &= ~task_enables(c->hw[e].counter);
 		seen = c->ctl_seen[e] & mask;
 		want &= mask;
 		bit = archpmu_counter_bit(c->hw[e].counter);
@@ -161,11 +172,15 @@ static int claims_zero(struct archpmu_claims *cl)
 			local64_set(&c->hw[e].prev, 0);
 			local64_set(&c->hw[e].total, 0);
 		}
-		if (!c->programmed)
+		if (!c->programmed) {
+			c->task_ns = 0;
 			continue;
+		}
 		/* Sampling counters restart from -period, on the CPU (cpu_ctx.h). */
 		archpmu_batch_init(&c->batch, NULL,
-				   cl->sampling ? archpmu_ctx_reset_local : NULL, &c->change);
+				   cl->sampling ? archpmu_ctx_reset_local :
+				   cl->task_here ? archpmu_claim_task_zero_local : NULL,
+				   &c->change);
 		for (e = 0; e < cl->nr_events && !cl->sampling; e++) {
 			u32 msr = archpmu_claim_counter_msr(c, c->hw[e].counter, true);
 
@@ -254,7 +269,8 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 	case ARCHPMU_IOC_COUNT_START:
 		if (ct->running)
 			break;
-		ret = claims_read(cl, true, true);
+		/* A task session's counters start with its tasks, in count_started(). */
+		ret = claims_read(cl, !cl->task_here, true);
 		archpmu_count_started(ct, now);
 		note = ARCHPMU_GENL_EVENT_SESSION_START;
 		break;
@@ -262,7 +278,11 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 		if (!ct->running)
 			break;
 		note = ARCHPMU_GENL_EVENT_SESSION_STOP;
-		ret = claims_read(cl, true, false);
+		if (cl->task_here) {
+			WRITE_ONCE(cl->task_running, false);
+			ret = archpmu_claims_gate_sync(cl);
+		}
+		ret = claims_read(cl, !cl->task_here, false) ?: ret;
 		for (i = 0; i < cl->nr_cpus; i++)
 			times_stop(&cl->cpus[i], now);
 		ct->running = false;
@@ -293,6 +313,10 @@ void archpmu_count_started(struct archpmu_count *ct, u64 now)
 	for (i = 0; i < ct->cl->nr_cpus; i++)
 		ct->cl->cpus[i].times.since = now;
 	ct->running = true;
+	if (ct->cl->task_here) {
+		WRITE_ONCE(ct->cl->task_running, true);
+		archpmu_claims_gate_sync(ct->cl);
+	}
 	schedule_delayed_work(&ct->fold_work, ct->fold_period);
 }
 
@@ -319,7 +343,10 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 		struct archpmu_claim *c = &cl->cpus[i];
 		u64 enabled = c->times.enabled_ns, running = c->times.running_ns;
 
-		if (ct->running) {
+		if (cl->task_here) {
+			enabled = archpmu_claim_task_ns(c, ktime_get_mono_fast_ns());
+			running = enabled;
+		} else if (ct->running) {
 			enabled += now - c->times.since;
 			if (c->programmed)
 				running += now - c->times.since;
@@ -353,7 +380,9 @@ int archpmu_count_claim_fold(struct archpmu_count *ct, struct archpmu_claim *c)
 void archpmu_count_claim_down(struct archpmu_count *ct, struct archpmu_claim *c)
 {
 	lockdep_assert_held(&archpmu_own_lock);
-	claim_read(ct->cl, c, true, false);
+	if (ct->cl->task_here)
+		archpmu_claim_gate_off(ct->cl, c);
+	claim_read(ct->cl, c, !ct->cl->task_here, false);
 	if (ct->running)
 		times_stop(c, ktime_get_ns());
 }

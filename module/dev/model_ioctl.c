@@ -78,22 +78,33 @@ int archpmu_ioc_model_inject(struct archpmu_ucmd *ucmd)
 {
 	struct archpmu_model_inject *cmd = ucmd->cmd;
 	struct model_inject_args args;
+	u32 mode;
 	int ret;
 
 	if (!is_model() || !archpmu_backend->inject)
 		return -EOPNOTSUPP;
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
-	if (cmd->flags != ARCHPMU_INJECT_USR && cmd->flags != ARCHPMU_INJECT_OS)
+	mode = cmd->flags & ~ARCHPMU_INJECT_HERE;
+	if (mode != ARCHPMU_INJECT_USR && mode != ARCHPMU_INJECT_OS)
 		return -EINVAL;
 	if (cmd->event > 0xffff)
 		return -EINVAL;
+	args.code = cmd->event;
+	args.count = cmd->count;
+	args.user = mode == ARCHPMU_INJECT_USR;
+	if (cmd->flags & ARCHPMU_INJECT_HERE) {
+		/* In the caller's time slice: its task sessions count them. */
+		if (cmd->cpu)
+			return -EINVAL;
+		local_irq_disable();
+		model_inject_on_cpu(&args);
+		local_irq_enable();
+		return 0;
+	}
 	ret = archpmu_user_cpu(&cmd->cpu);
 	if (ret)
 		return ret;
-	args.code = cmd->event;
-	args.count = cmd->count;
-	args.user = cmd->flags == ARCHPMU_INJECT_USR;
 	cpus_read_lock();
 	ret = cpu_online(cmd->cpu) ?
 	      smp_call_function_single(cmd->cpu, model_inject_on_cpu, &args, 1) : -ENODEV;

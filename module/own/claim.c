@@ -203,8 +203,14 @@ static struct archpmu_batch *claim_batch_of(struct archpmu_round *r, unsigned in
 
 int archpmu_claims_init(struct archpmu_claims *cl)
 {
+	unsigned int i;
+
 	if (!zalloc_cpumask_var(&cl->mask, GFP_KERNEL))
 		return -ENOMEM;
+	for (i = 0; i < cl->nr_cpus; i++) {
+		cl->cpus[i].claims = cl;
+		seqcount_init(&cl->cpus[i].task_seq);
+	}
 	cl->round.mask = cl->mask;
 	cl->round.batch_of = claim_batch_of;
 	cl->round.arg = cl;
@@ -275,6 +281,8 @@ static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 	struct archpmu_batch *b = &c->batch;
 	unsigned int i;
 
+	/* A task session's counters start with its tasks (gate.c). */
+	start = start && !cl->task_here;
 	c->change.used = c->used;
 	c->change.hw = c->hw;
 	c->change.nr = cl->nr_events;
@@ -309,7 +317,8 @@ static void build_restore(struct archpmu_claim *c)
 	struct archpmu_batch *b = &c->batch;
 	u32 i;
 
-	archpmu_batch_init(b, archpmu_ctx_release_local, NULL, &c->change);
+	archpmu_batch_init(b, c->claims->task_here ? archpmu_claim_gate_release_local :
+			   archpmu_ctx_release_local, NULL, &c->change);
 	b->best_effort = true;
 	c->ops->disable(b, c->used);
 	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {

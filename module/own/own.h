@@ -10,6 +10,7 @@
 #include <linux/cpumask.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
+#include <linux/seqlock.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
 
@@ -84,6 +85,16 @@ struct archpmu_claim {
 	struct archpmu_pmu_saved saved;
 	struct archpmu_times times;
 	u64 raw[ARCHPMU_MAX_EVENTS];	/* counter values a read batch fetched (count/) */
+	/*
+	 * Task sessions (gate.c): written on this CPU only, with interrupts
+	 * disabled (the context-switch probe and the batch hooks); read
+	 * elsewhere through task_seq.
+	 */
+	bool task_in;		/* a task of the session runs here: counters started */
+	seqcount_t task_seq;
+	u64 task_since;		/* when it was switched in */
+	u64 task_ns;		/* time the session's tasks ran here, started */
+	struct archpmu_claims *claims;	/* the claims this one is part of */
 	/* This claim's batch: operations on all CPUs run in one round. */
 	struct archpmu_batch batch;
 };
@@ -100,6 +111,15 @@ struct archpmu_claims {
 	bool sampling;		/* a sampling session: see count/ and sample/ */
 	bool suspended;		/* from suspend until its counters are reprogrammed */
 	struct archpmu_refusal refusal;	/* after an -EBUSY from plan or save */
+	/*
+	 * Task sessions (task/ sets these before the claims are programmed):
+	 * is the task running on this CPU one of the session's? Called on the
+	 * CPU with interrupts disabled. task_running: the session is started,
+	 * so a task of it switched in starts the counters (WRITE_ONCE).
+	 */
+	bool (*task_here)(const struct archpmu_claims *cl);
+	void *task;
+	bool task_running;
 	/* Preallocated, so that operations allocate nothing: the CPUs of a round. */
 	cpumask_var_t mask;
 	struct archpmu_round round;
@@ -149,6 +169,30 @@ void archpmu_claim_describe_agent(struct archpmu_claims *cl, const struct archpm
 u64 archpmu_claim_ctl_expected(const struct archpmu_claims *cl, const struct archpmu_claim *c,
 			       unsigned int e, bool enable, u64 *mask);
 u32 archpmu_claim_ctl_msr(const struct archpmu_claim *c, unsigned int e);
+
+/*
+ * gate.c: the counters of a task session's claim start and stop with the
+ * session's tasks (their enables and IA32_PERF_GLOBAL_CTRL bits; never the
+ * counts). On the claim's CPU with interrupts disabled: no lock, no
+ * allocation.
+ */
+void archpmu_claim_gate_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
+			      bool on);
+/* Under archpmu_own_lock: on every programmed claim, start the counters if
+ * the session is started and one of its tasks runs there, else stop them.
+ */
+int archpmu_claims_gate_sync(struct archpmu_claims *cl);
+/* Under archpmu_own_lock: stop @c's (its CPU goes down or suspends). */
+int archpmu_claim_gate_off(struct archpmu_claims *cl, struct archpmu_claim *c);
+/*
+ * The before hook of a task session's restore (claim.c): the gate is shut
+ * with the rest, so that a claim programmed again starts closed.
+ */
+void archpmu_claim_gate_release_local(struct archpmu_batch *b);
+/* A batch hook on c->batch: zero the time the tasks ran on the claim's CPU. */
+void archpmu_claim_task_zero_local(struct archpmu_batch *b);
+/* The time the session's tasks ran on @c's CPU, up to @now (mono fast ns). */
+u64 archpmu_claim_task_ns(const struct archpmu_claim *c, u64 now);
 
 /* perf_share.c */
 int archpmu_reserve_gp(u64 gp, u32 *failed);

@@ -94,7 +94,10 @@ static int session_pm_notify(struct notifier_block *nb, unsigned long action, vo
 				archpmu_claim_program(&s->cl, c, s->count.running);
 		}
 		/* Folds in between would read what suspend left in the PMU. */
-		s->cl.suspended = before;
+		WRITE_ONCE(s->cl.suspended, before);
+		/* A task session's gates stay shut until the counters are back. */
+		for (i = 0; before && s->task && i < s->cl.nr_cpus; i++)
+			archpmu_claim_gate_off(&s->cl, &s->cl.cpus[i]);
 	}
 	mutex_unlock(&archpmu_own_lock);
 	cpus_read_unlock();

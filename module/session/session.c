@@ -42,6 +42,7 @@ static void session_free(struct archpmu_session *s)
 		return;
 	archpmu_count_teardown(&s->count);
 	archpmu_sample_teardown(&s->sample);
+	archpmu_task_free(s->task);
 	archpmu_claims_free(&s->cl);
 	kvfree(s->cl.cpus);
 	put_pid(s->holder.tgid);
@@ -58,6 +59,8 @@ static void session_release_claims(struct archpmu_session *s)
 
 void archpmu_session_destroy(struct archpmu_session *s)
 {
+	/* No context switch reaches the claims once this returns. */
+	archpmu_task_detach(s->task);
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
 	s->count.running = false;
@@ -120,6 +123,25 @@ out:
 	return ret;
 }
 
+/* A task session needs IA32_PERF_GLOBAL_CTRL (v2+) on each of its CPUs. */
+static int session_task_cpus(struct archpmu_session *s, struct archpmu_count_open *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->cl.nr_cpus; i++) {
+		struct archpmu_claim *c = &s->cl.cpus[i];
+		struct archpmu_pmu_desc d;
+
+		/* One not enumerated is refused by the plan. */
+		if (!archpmu_enum_get(c->cpu, &d) && d.version < 2) {
+			out->bad_cpu = c->cpu;
+			return -EOPNOTSUPP;
+		}
+	}
+	archpmu_task_bind(s->task, &s->cl);
+	return 0;
+}
+
 /*
  * Check and program @s on every CPU, under the locks: one round reads what
  * every CPU holds, before anything is programmed; one round programs them
@@ -144,6 +166,8 @@ static int session_claim(struct archpmu_session *s, struct archpmu_count_open *c
 		cmd->bad_cpu = bad->cpu;
 		return ret;
 	}
+	if (s->task)
+		archpmu_task_attach(s->task);
 	if (start)
 		archpmu_count_started(&s->count, ktime_get_ns());
 	return 0;
@@ -188,7 +212,8 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 	cmd->busy_pid = 0;
 	if (!perfmon_capable())
 		return -EPERM;
-	if ((cmd->flags & ~(ARCHPMU_COUNT_OPEN_FD | ARCHPMU_COUNT_OPEN_START)) ||
+	if ((cmd->flags & ~(ARCHPMU_COUNT_OPEN_FD | ARCHPMU_COUNT_OPEN_START |
+			    ARCHPMU_COUNT_OPEN_TASK)) ||
 	    cmd->__reserved0 ||
 	    cmd->__reserved[0] || cmd->__reserved[1] || !cmd->nr_events)
 		return -EINVAL;
@@ -208,6 +233,12 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 	ret = archpmu_sample_copy_in(cmd, s->specs, &sampling);
 	if (ret)
 		goto err_free;
+	s->task = archpmu_task_create(cmd);
+	if (IS_ERR(s->task)) {
+		ret = PTR_ERR(s->task);
+		s->task = NULL;
+		goto err_free;
+	}
 	if (cmd->nr_cpus) {
 		cpus = vmemdup_user(u64_to_user_ptr(cmd->cpus),
 				    array_size(cmd->nr_cpus, sizeof(*cpus)));
@@ -223,6 +254,11 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 	ret = session_cpus(s, cpus, cmd->nr_cpus, cmd);
 	if (ret)
 		goto err_unlock;
+	if (s->task) {
+		ret = session_task_cpus(s, cmd);
+		if (ret)
+			goto err_unlock;
+	}
 	ret = archpmu_own_plan(&s->cl, cmd);
 	if (ret)
 		goto err_unlock;
@@ -256,6 +292,7 @@ err_release:
 err_unlock:
 	mutex_unlock(&archpmu_own_lock);
 	cpus_read_unlock();
+	archpmu_task_detach(s->task);
 	if (ret == -EBUSY && s->cl.refusal.kind != ARCHPMU_REFUSED_NONE)
 		archpmu_notify_refused(&s->cl);
 err_free:

@@ -12,6 +12,7 @@
 
 #include "../count/count.h"
 #include "../sample/sample.h"
+#include "../task/task.h"
 
 struct archpmu_session {
 	struct list_head node;	/* on archpmu_sessions, under archpmu_own_lock */
@@ -21,6 +22,7 @@ struct archpmu_session {
 	struct archpmu_claims cl;
 	struct archpmu_count count;
 	struct archpmu_sample sample;
+	struct archpmu_task *task;	/* task scope, or NULL */
 	/* COUNT_OPEN's sampling inputs, copied in before the locks. */
 	struct archpmu_sample_event specs[ARCHPMU_MAX_EVENTS];
 };

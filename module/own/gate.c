@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The gate of a task session's claim: its counters are programmed on every
+ * CPU of the session, and started only while one of the session's tasks runs
+ * there. The context-switch probe (task/) and the rounds below open and close
+ * it on the claim's CPU, with interrupts disabled, so the two never overlap;
+ * the counts stay in the counters, which count/ folds as for any session.
+ *
+ * Closing writes the per-counter enables (EN, the IA32_FIXED_CTR_CTRL nibble)
+ * as well as IA32_PERF_GLOBAL_CTRL: perf's PMI handler rewrites GLOBAL_CTRL
+ * wholesale with every counter's bit, which must not start ours while no
+ * task of the session runs. Opening writes GLOBAL_CTRL last, closing first,
+ * so the counters start and stop together.
+ */
+#include <linux/lockdep.h>
+#include <linux/ktime.h>
+
+#include "own.h"
+
+static void gate_msrs(const struct archpmu_claims *cl, const struct archpmu_claim *c, bool on)
+{
+	u64 fixed_val = 0, fixed_mask = 0, mask, v;
+	unsigned int e;
+
+	for (e = 0; e < cl->nr_events; e++) {
+		v = archpmu_claim_ctl_expected(cl, c, e, on, &mask);
+		if (c->hw[e].counter & ARCHPMU_COUNTER_FIXED) {
+			fixed_val |= v;
+			fixed_mask |= mask;
+		} else {
+			archpmu_wrmsr_local(archpmu_claim_ctl_msr(c, e), v);
+		}
+	}
+	if (fixed_mask && !archpmu_rdmsr_local(ARCHPMU_MSR_FIXED_CTR_CTRL, &v))
+		archpmu_wrmsr_local(ARCHPMU_MSR_FIXED_CTR_CTRL, (v & ~fixed_mask) | fixed_val);
+}
+
+static void gate_global(const struct archpmu_claim *c, bool on)
+{
+	u64 v;
+
+	if (archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, &v))
+		return;
+	archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, on ? v | c->used : v & ~c->used);
+}
+
+/* The time the tasks ran here, as the gate opens or closes. */
+static void gate_time(struct archpmu_claim *c, bool on)
+{
+	u64 now = ktime_get_mono_fast_ns();
+
+	raw_write_seqcount_begin(&c->task_seq);
+	if (on)
+		c->task_since = now;
+	else if (now > c->task_since)
+		c->task_ns += now - c->task_since;
+	WRITE_ONCE(c->task_in, on);
+	raw_write_seqcount_end(&c->task_seq);
+}
+
+void archpmu_claim_gate_local(const struct archpmu_claims *cl, struct archpmu_claim *c, bool on)
+{
+	lockdep_assert_irqs_disabled();
+	if (c->task_in == on)
+		return;
+	if (!on) {
+		gate_global(c, false);
+		gate_msrs(cl, c, false);
+	}
+	gate_time(c, on);
+	if (on) {
+		gate_msrs(cl, c, true);
+		gate_global(c, true);
+	}
+}
+
+static struct archpmu_claim *claim_of_batch(struct archpmu_batch *b)
+{
+	return container_of(b, struct archpmu_claim, batch);
+}
+
+static void gate_sync_local(struct archpmu_batch *b)
+{
+	struct archpmu_claim *c = claim_of_batch(b);
+	const struct archpmu_claims *cl = c->claims;
+
+	archpmu_claim_gate_local(cl, c, READ_ONCE(cl->task_running) && cl->task_here(cl));
+}
+
+static void gate_off_local(struct archpmu_batch *b)
+{
+	struct archpmu_claim *c = claim_of_batch(b);
+
+	archpmu_claim_gate_local(c->claims, c, false);
+}
+
+void archpmu_claim_gate_release_local(struct archpmu_batch *b)
+{
+	struct archpmu_claim *c = claim_of_batch(b);
+
+	if (c->task_in)
+		gate_time(c, false);
+	archpmu_ctx_release_local(b);
+}
+
+int archpmu_claims_gate_sync(struct archpmu_claims *cl)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&archpmu_own_lock);
+	archpmu_claims_round_begin(cl);
+	for (i = 0; i < cl->nr_cpus; i++) {
+		struct archpmu_claim *c = &cl->cpus[i];
+
+		if (!c->programmed)
+			continue;
+		archpmu_batch_init(&c->batch, gate_sync_local, NULL, NULL);
+		archpmu_claims_round_add(cl, c);
+	}
+	return archpmu_claims_round_run(cl);
+}
+
+int archpmu_claim_gate_off(struct archpmu_claims *cl, struct archpmu_claim *c)
+{
+	lockdep_assert_held(&archpmu_own_lock);
+	if (!c->programmed)
+		return 0;
+	archpmu_batch_init(&c->batch, gate_off_local, NULL, NULL);
+	return archpmu_batch_run(c->cpu, &c->batch);
+}
+
+void archpmu_claim_task_zero_local(struct archpmu_batch *b)
+{
+	struct archpmu_claim *c = claim_of_batch(b);
+
+	raw_write_seqcount_begin(&c->task_seq);
+	c->task_ns = 0;
+	c->task_since = ktime_get_mono_fast_ns();
+	raw_write_seqcount_end(&c->task_seq);
+}
+
+u64 archpmu_claim_task_ns(const struct archpmu_claim *c, u64 now)
+{
+	unsigned int seq;
+	u64 ns;
+
+	do {
+		seq = raw_read_seqcount_begin(&c->task_seq);
+		ns = c->task_ns;
+		if (READ_ONCE(c->task_in) && now > c->task_since)
+			ns += now - c->task_since;
+	} while (read_seqcount_retry(&c->task_seq, seq));
+	return ns;
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tasks of a task session and the caller's right to count them.
+ *
+ * The kernel's ptrace_may_access() is not exported, so the rule is the
+ * module's own, documented in uapi/archpmu.h, after __ptrace_may_access()
+ * in PTRACE_MODE_READ_REALCREDS mode (what perf_event_open() asks): the
+ * caller's own thread group; or the caller's real uid and gid equal to each
+ * of the task's uids and gids, with a dumpable task; or CAP_SYS_PTRACE in the
+ * task's user namespace. No security module is asked.
+ */
+#include <linux/cred.h>
+#include <linux/err.h>
+#include <linux/pid.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/user_namespace.h>
+
+#include "task.h"
+
+static bool may_read(struct task_struct *task)
+{
+	const struct cred *cred = current_cred(), *tcred;
+	struct user_namespace *mm_ns = NULL;
+	bool ok, dumpable = true;
+	struct mm_struct *mm;
+
+	if (same_thread_group(task, current))
+		return true;
+	tcred = get_task_cred(task);
+	ok = uid_eq(cred->uid, tcred->euid) && uid_eq(cred->uid, tcred->suid) &&
+	     uid_eq(cred->uid, tcred->uid) && gid_eq(cred->gid, tcred->egid) &&
+	     gid_eq(cred->gid, tcred->sgid) && gid_eq(cred->gid, tcred->gid);
+	if (!ok)
+		ok = ns_capable(tcred->user_ns, CAP_SYS_PTRACE);
+	put_cred(tcred);
+	if (!ok)
+		return false;
+	task_lock(task);
+	mm = task->mm;
+	if (mm && get_dumpable(mm) != SUID_DUMP_USER) {
+		dumpable = false;
+		mm_ns = get_user_ns(mm->user_ns);
+	}
+	task_unlock(task);
+	if (dumpable)
+		return true;
+	ok = ns_capable(mm_ns, CAP_SYS_PTRACE);
+	put_user_ns(mm_ns);
+	return ok;
+}
+
+/* The thread @tid in the caller's PID namespace (0: the caller), referenced. */
+static struct task_struct *find_thread(u32 tid)
+{
+	struct task_struct *p;
+	struct pid *pid;
+
+	if (!tid) {
+		get_task_struct(current);
+		return current;
+	}
+	if (tid > PID_MAX_LIMIT)
+		return NULL;
+	pid = find_get_pid(tid);
+	p = get_pid_task(pid, PIDTYPE_PID);
+	put_pid(pid);
+	return p;
+}
+
+/* @p, or with ARCHPMU_TASK_PROCESS every thread of its process, as entries. */
+static int add_targets(struct archpmu_task *t, struct task_struct *p)
+{
+	struct archpmu_task_target *e, *tmp;
+	struct task_struct *thread;
+	unsigned int n, i = 0;
+	LIST_HEAD(spare);
+
+	n = t->flags & ARCHPMU_TASK_PROCESS ? get_nr_threads(p) + 16 : 1;
+	for (i = 0; i < n; i++) {
+		e = archpmu_task_target_new(NULL, GFP_KERNEL);
+		if (!e)
+			goto err;
+		e->owner = t;
+		list_add(&e->snode, &spare);
+	}
+	rcu_read_lock();
+	if (!(t->flags & ARCHPMU_TASK_PROCESS)) {
+		e = list_first_entry(&spare, struct archpmu_task_target, snode);
+		get_task_struct(p);
+		e->task = p;
+		list_move(&e->snode, &t->targets);
+	} else {
+		/* Threads created meanwhile beyond the spare ones are left out, as perf's. */
+		for_each_thread(p, thread) {
+			e = list_first_entry_or_null(&spare, struct archpmu_task_target, snode);
+			if (!e)
+				break;
+			if (thread->exit_state)
+				continue;
+			get_task_struct(thread);
+			e->task = thread;
+			list_move(&e->snode, &t->targets);
+		}
+	}
+	rcu_read_unlock();
+err:
+	list_for_each_entry_safe(e, tmp, &spare, snode)
+		archpmu_task_target_put(e);
+	if (list_empty(&t->targets))
+		return -ENOMEM;
+	return 0;
+}
+
+struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd)
+{
+	struct task_struct *p = NULL;
+	struct archpmu_task *t;
+	int ret;
+
+	if (!(cmd->flags & ARCHPMU_COUNT_OPEN_TASK)) {
+		if (cmd->task_pid || cmd->task_flags)
+			return ERR_PTR(-EINVAL);
+		return NULL;
+	}
+	if (cmd->task_flags & ~(ARCHPMU_TASK_INHERIT | ARCHPMU_TASK_PROCESS))
+		return ERR_PTR(-EINVAL);
+	if (cmd->sample_events || !archpmu_task_supported())
+		return ERR_PTR(-EOPNOTSUPP);
+	p = find_thread(cmd->task_pid);
+	if (!p)
+		return ERR_PTR(-ESRCH);
+	ret = -ESRCH;
+	if ((p->flags & PF_EXITING) || (p->flags & PF_KTHREAD))
+		goto err_put;
+	ret = -EACCES;
+	if (!may_read(p))
+		goto err_put;
+	ret = -ENOMEM;
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		goto err_put;
+	archpmu_task_scope_init(t);
+	t->flags = cmd->task_flags;
+	ret = archpmu_task_probes_get();
+	if (ret) {
+		kfree(t);
+		goto err_put;
+	}
+	ret = add_targets(t, p);
+	if (!ret && (t->flags & ARCHPMU_TASK_INHERIT))
+		ret = archpmu_task_pool_init(t);
+	put_task_struct(p);
+	if (ret) {
+		archpmu_task_free(t);
+		return ERR_PTR(ret);
+	}
+	return t;
+
+err_put:
+	put_task_struct(p);
+	return ERR_PTR(ret);
+}

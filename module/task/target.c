@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Following a task session's tasks. The scheduler's tracepoints, reached
+ * through for_each_kernel_tracepoint() (a module cannot name them), are
+ * probed only while a task session exists:
+ *
+ *  - sched_switch, on the CPU, under its runqueue lock with interrupts
+ *    disabled: the outgoing task's sessions close their gate on this CPU,
+ *    the incoming one's open it (own/gate.c). Preempt notifiers would attach
+ *    only to current; the switch probe follows any task, so a session can be
+ *    opened on another process or on a child that has not run yet.
+ *  - sched_process_fork, in the parent with preemption disabled: with
+ *    ARCHPMU_TASK_INHERIT the child joins its parent's sessions, before it
+ *    first runs.
+ *
+ * The probes allocate nothing and take only the raw spinlock below. A child
+ * takes an entry from its session's pool; the pool is refilled, and the
+ * entries of tasks that have exited are reaped, by a work item the probes
+ * kick through an irq_work (waking a worker under a runqueue lock could
+ * deadlock). A task's entry holds a reference to it until it is reaped after
+ * a grace period, so the hash never names a freed task.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hashtable.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+
+#include "task.h"
+
+#define POOL_LEN	64
+#define POOL_LOW	(POOL_LEN / 2)
+
+/* Guards the hash's changes, every session's list, pool and closing flag. */
+static DEFINE_RAW_SPINLOCK(targets_lock);
+static DEFINE_HASHTABLE(targets, 10);
+
+static struct tracepoint *tp_switch, *tp_fork;
+static DEFINE_MUTEX(probes_mutex);
+static unsigned int probes_users;
+
+struct archpmu_task_target *archpmu_task_target_new(struct task_struct *task, gfp_t gfp)
+{
+	struct archpmu_task_target *e = kzalloc(sizeof(*e), gfp);
+
+	if (e && task) {
+		get_task_struct(task);
+		e->task = task;
+	}
+	return e;
+}
+
+void archpmu_task_target_put(struct archpmu_task_target *e)
+{
+	if (e->task)
+		put_task_struct(e->task);
+	kfree(e);
+}
+
+int archpmu_task_fill_pool(struct archpmu_task *t, unsigned int len)
+{
+	struct archpmu_task_target *e;
+	unsigned long flags;
+
+	for (;;) {
+		raw_spin_lock_irqsave(&targets_lock, flags);
+		if (t->closing || t->pool_len >= len) {
+			raw_spin_unlock_irqrestore(&targets_lock, flags);
+			return 0;
+		}
+		raw_spin_unlock_irqrestore(&targets_lock, flags);
+		e = archpmu_task_target_new(NULL, GFP_KERNEL);
+		if (!e)
+			return -ENOMEM;
+		raw_spin_lock_irqsave(&targets_lock, flags);
+		list_add(&e->snode, &t->pool);
+		t->pool_len++;
+		raw_spin_unlock_irqrestore(&targets_lock, flags);
+	}
+}
+
+/* The claim of @cl on @cpu (claims are in ascending CPU order), or NULL. */
+static struct archpmu_claim *claim_on(struct archpmu_claims *cl, unsigned int cpu)
+{
+	unsigned int lo = 0, hi = cl->nr_cpus, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cl->cpus[mid].cpu == cpu)
+			return &cl->cpus[mid];
+		if (cl->cpus[mid].cpu < cpu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static void probe_switch(void *data, bool preempt, struct task_struct *prev,
+			 struct task_struct *next, unsigned int prev_state)
+{
+	unsigned int cpu = smp_processor_id();
+	struct archpmu_task_target *e;
+	struct archpmu_claims *cl;
+	struct archpmu_claim *c;
+
+	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)prev) {
+		if (e->task != prev)
+			continue;
+		cl = e->owner->cl;
+		c = claim_on(cl, cpu);
+		if (c)
+			archpmu_claim_gate_local(cl, c, false);
+		if (prev_state & TASK_DEAD) {
+			WRITE_ONCE(e->dead, true);
+			irq_work_queue(&e->owner->kick);
+		}
+	}
+	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)next) {
+		if (e->task != next || READ_ONCE(e->dead))
+			continue;
+		cl = e->owner->cl;
+		if (!READ_ONCE(cl->task_running) || READ_ONCE(cl->suspended))
+			continue;
+		c = claim_on(cl, cpu);
+		if (c && READ_ONCE(c->programmed))
+			archpmu_claim_gate_local(cl, c, true);
+	}
+}
+
+/* Under the lock: @child joins @t, from the pool. */
+static void follow_child(struct archpmu_task *t, struct task_struct *child)
+{
+	struct archpmu_task_target *e;
+
+	if (t->closing)
+		return;
+	e = list_first_entry_or_null(&t->pool, struct archpmu_task_target, snode);
+	if (!e) {
+		t->missed++;
+		return;
+	}
+	list_move(&e->snode, &t->targets);
+	t->pool_len--;
+	get_task_struct(child);
+	e->task = child;
+	e->owner = t;
+	e->dead = false;
+	hash_add_rcu(targets, &e->hnode, (unsigned long)child);
+	if (t->pool_len < POOL_LOW)
+		irq_work_queue(&t->kick);
+}
+
+static void probe_fork(void *data, struct task_struct *parent, struct task_struct *child)
+{
+	struct archpmu_task_target *e;
+	unsigned long flags;
+
+	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)parent) {
+		if (e->task != parent || !(e->owner->flags & ARCHPMU_TASK_INHERIT))
+			continue;
+		raw_spin_lock_irqsave(&targets_lock, flags);
+		follow_child(e->owner, child);
+		raw_spin_unlock_irqrestore(&targets_lock, flags);
+	}
+}
+
+/*
+ * Is the task running here one of @cl's? On the CPU with interrupts
+ * disabled (own/gate.c), which keeps the RCU read side.
+ */
+static bool task_here(const struct archpmu_claims *cl)
+{
+	struct archpmu_task_target *e;
+
+	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)current)
+		if (e->task == current && e->owner == cl->task && !READ_ONCE(e->dead))
+			return true;
+	return false;
+}
+
+void archpmu_task_bind(struct archpmu_task *t, struct archpmu_claims *cl)
+{
+	t->cl = cl;
+	cl->task = t;
+	cl->task_here = task_here;
+}
+
+void archpmu_task_attach(struct archpmu_task *t)
+{
+	struct archpmu_task_target *e;
+	unsigned long flags;
+	bool dead = false;
+
+	raw_spin_lock_irqsave(&targets_lock, flags);
+	list_for_each_entry(e, &t->targets, snode)
+		hash_add_rcu(targets, &e->hnode, (unsigned long)e->task);
+	/* One that exited before it was on the hash had its last switch unseen. */
+	list_for_each_entry(e, &t->targets, snode) {
+		if (e->task->exit_state) {
+			e->dead = true;
+			dead = true;
+		}
+	}
+	raw_spin_unlock_irqrestore(&targets_lock, flags);
+	if (dead)
+		schedule_work(&t->tend);
+}
+
+/* Reap the dead (after a grace period, no probe sees them) and refill the pool. */
+static void tend_fn(struct work_struct *work)
+{
+	struct archpmu_task *t = container_of(work, struct archpmu_task, tend);
+	struct archpmu_task_target *e, *tmp;
+	unsigned long flags;
+	LIST_HEAD(reaped);
+
+	raw_spin_lock_irqsave(&targets_lock, flags);
+	list_for_each_entry_safe(e, tmp, &t->targets, snode) {
+		if (!READ_ONCE(e->dead))
+			continue;
+		hash_del_rcu(&e->hnode);
+		list_move(&e->snode, &reaped);
+	}
+	raw_spin_unlock_irqrestore(&targets_lock, flags);
+	if (!list_empty(&reaped)) {
+		synchronize_rcu();
+		list_for_each_entry_safe(e, tmp, &reaped, snode) {
+			put_task_struct(e->task);
+			e->task = NULL;
+			raw_spin_lock_irqsave(&targets_lock, flags);
+			list_move(&e->snode, &t->pool);
+			t->pool_len++;
+			raw_spin_unlock_irqrestore(&targets_lock, flags);
+		}
+	}
+	archpmu_task_fill_pool(t, POOL_LEN);
+}
+
+static void kick_fn(struct irq_work *w)
+{
+	struct archpmu_task *t = container_of(w, struct archpmu_task, kick);
+
+	schedule_work(&t->tend);
+}
+
+void archpmu_task_scope_init(struct archpmu_task *t)
+{
+	INIT_LIST_HEAD(&t->targets);
+	INIT_LIST_HEAD(&t->pool);
+	t->kick = IRQ_WORK_INIT_HARD(kick_fn);
+	INIT_WORK(&t->tend, tend_fn);
+}
+
+int archpmu_task_pool_init(struct archpmu_task *t)
+{
+	return archpmu_task_fill_pool(t, POOL_LEN);
+}
+
+void archpmu_task_detach(struct archpmu_task *t)
+{
+	struct archpmu_task_target *e;
+	unsigned long flags;
+
+	if (!t)
+		return;
+	raw_spin_lock_irqsave(&targets_lock, flags);
+	t->closing = true;
+	list_for_each_entry(e, &t->targets, snode)
+		if (!hlist_unhashed(&e->hnode))
+			hash_del_rcu(&e->hnode);
+	raw_spin_unlock_irqrestore(&targets_lock, flags);
+	/* No probe still runs with an entry of ours, nor queues the tending. */
+	synchronize_rcu();
+	irq_work_sync(&t->kick);
+	cancel_work_sync(&t->tend);
+}
+
+void archpmu_task_free(struct archpmu_task *t)
+{
+	struct archpmu_task_target *e, *tmp;
+
+	if (!t)
+		return;
+	list_for_each_entry_safe(e, tmp, &t->targets, snode)
+		archpmu_task_target_put(e);
+	list_for_each_entry_safe(e, tmp, &t->pool, snode)
+		archpmu_task_target_put(e);
+	kfree(t);
+	archpmu_task_probes_put();
+}
+
+int archpmu_task_probes_get(void)
+{
+	int ret = 0;
+
+	mutex_lock(&probes_mutex);
+	if (probes_users++)
+		goto out;
+	ret = tracepoint_probe_register(tp_switch, probe_switch, NULL);
+	if (ret)
+		goto err;
+	ret = tracepoint_probe_register(tp_fork, probe_fork, NULL);
+	if (!ret)
+		goto out;
+	tracepoint_probe_unregister(tp_switch, probe_switch, NULL);
+	tracepoint_synchronize_unregister();
+err:
+	probes_users--;
+out:
+	mutex_unlock(&probes_mutex);
+	return ret;
+}
+
+void archpmu_task_probes_put(void)
+{
+	mutex_lock(&probes_mutex);
+	if (!--probes_users) {
+		tracepoint_probe_unregister(tp_fork, probe_fork, NULL);
+		tracepoint_probe_unregister(tp_switch, probe_switch, NULL);
+		/* The module text the probes run must outlive their last call. */
+		tracepoint_synchronize_unregister();
+	}
+	mutex_unlock(&probes_mutex);
+}
+
+static void find_tracepoint(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_switch"))
+		tp_switch = tp;
+	else if (!strcmp(tp->name, "sched_process_fork"))
+		tp_fork = tp;
+}
+
+void archpmu_task_init(void)
+{
+	for_each_kernel_tracepoint(find_tracepoint, NULL);
+	if (!tp_switch || !tp_fork) {
+		pr_warn("the scheduler's tracepoints are missing: no task sessions\n");
+		tp_switch = NULL;
+		tp_fork = NULL;
+	}
+}
+
+void archpmu_task_exit(void)
+{
+	WARN_ON(probes_users);
+}
+
+bool archpmu_task_supported(void)
+{
+	return tp_switch && tp_fork;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Task scope (uapi/archpmu.h, ARCHPMU_COUNT_OPEN_TASK): which tasks a
+ * session counts (access.c: finding them and the right to count them) and
+ * following them as they switch, fork and exit (target.c: the tracepoint
+ * probes, which open and close the claims' gates, own/gate.c).
+ */
+#ifndef ARCHPMU_TASK_TASK_H
+#define ARCHPMU_TASK_TASK_H
+
+#include <linux/irq_work.h>
+#include <linux/list.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+#include "../own/own.h"
+
+/* One task a session counts: on the hash of every target, by task. */
+struct archpmu_task_target {
+	struct hlist_node hnode;	/* in the hash, under RCU; changed under the lock */
+	struct list_head snode;		/* on its session's list or pool, under the lock */
+	struct task_struct *task;	/* referenced while the entry is on the hash */
+	struct archpmu_task *owner;
+	bool dead;			/* switched out for the last time */
+};
+
+/* A session's task scope. */
+struct archpmu_task {
+	struct archpmu_claims *cl;
+	u32 flags;			/* ARCHPMU_TASK_* */
+	bool closing;			/* no more children are followed (under the lock) */
+	struct list_head targets;	/* under the lock */
+	struct list_head pool;		/* free entries for children, under the lock */
+	unsigned int pool_len;
+	u64 missed;			/* children not followed: the pool was empty */
+	/* From the probes (under the runqueue lock): reap the dead, refill. */
+	struct irq_work kick;
+	struct work_struct tend;
+};
+
+/* Module load and unload: find the scheduler's tracepoints. */
+void archpmu_task_init(void);
+void archpmu_task_exit(void);
+
+/*
+ * Before any lock: check the inputs, find the tasks and the caller's right
+ * to count them, take references and the probes. NULL (no task scope) for
+ * a session without ARCHPMU_COUNT_OPEN_TASK; an ERR_PTR on refusal.
+ */
+struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd);
+/* Once the claims exist: make them the task scope's (cl->task_here). */
+void archpmu_task_bind(struct archpmu_task *t, struct archpmu_claims *cl);
+/* Once the counters are programmed: follow the tasks. */
+void archpmu_task_attach(struct archpmu_task *t);
+/*
+ * Before the claims are released (may sleep, no lock held): stop following
+ * the tasks; once it returns no probe reaches the claims.
+ */
+void archpmu_task_detach(struct archpmu_task *t);
+void archpmu_task_free(struct archpmu_task *t);
+
+/* target.c, for access.c */
+struct archpmu_task_target *archpmu_task_target_new(struct task_struct *task, gfp_t gfp);
+void archpmu_task_target_put(struct archpmu_task_target *e);
+int archpmu_task_fill_pool(struct archpmu_task *t, unsigned int len);
+int archpmu_task_probes_get(void);
+void archpmu_task_probes_put(void);
+void archpmu_task_scope_init(struct archpmu_task *t);
+int archpmu_task_pool_init(struct archpmu_task *t);
+/* The scheduler's tracepoints were found. */
+bool archpmu_task_supported(void);
+
+#endif /* ARCHPMU_TASK_TASK_H */

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+// Task scope: a session counts only while its tasks run, wherever they run,
+// with their children; `archpmu stat -- COMMAND` counts the command, -p and -t
+// running tasks. Exact counts come from injections in the task's own time
+// slice (ARCHPMU_INJECT_HERE) with the model's time counting off.
+#include <sched.h>
+#include <linux/capability.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <fcntl.h>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "archpmu.h"
+#include "archpmu/device.hpp"
+#include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/session.hpp"
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+
+namespace {
+
+constexpr const char* kExact = "backend=model model_rate_percent=0";
+constexpr uint32_t kBranches = 0x00c4;
+
+void pin_to(unsigned cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    REQUIRE(::sched_setaffinity(0, sizeof(set), &set) == 0);
+    // sched_setaffinity() returns once the thread runs on an allowed CPU.
+    REQUIRE(static_cast<unsigned>(::sched_getcpu()) == cpu);
+}
+
+void unpin()
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (unsigned cpu : online_cpus())
+        CPU_SET(cpu, &set);
+    ::sched_setaffinity(0, sizeof(set), &set);
+}
+
+uint64_t total(const archpmu::Snapshot& s, uint32_t event = 0)
+{
+    uint64_t sum = 0;
+    for (const auto& v : s.values)
+        if (v.event == event)
+            sum += v.value;
+    return sum;
+}
+
+const archpmu::CountValue& on_cpu(const archpmu::Snapshot& s, uint32_t cpu)
+{
+    for (const auto& v : s.values)
+        if (v.cpu == cpu && v.event == 0)
+            return v;
+    FAIL("no value for CPU " << cpu);
+    return s.values.front();
+}
+
+archpmu::Session self_session(const std::string& events = "branches")
+{
+    return archpmu::Session::for_task(
+        "/dev/archpmu", archpmu::parse_event_list(events),
+        archpmu::TaskScope{archpmu::TaskScope::Kind::thread, 0, false},
+        archpmu::Session::Start::now);
+}
+
+std::string spin()
+{
+    return ARCHPMU_SPIN;
+}
+
+std::string inject_here_cmd(uint64_t count)
+{
+    return std::string(ARCHPMU_ITEST) + " --inject here 0xc4 " + std::to_string(count);
+}
+
+uint64_t json_value(const std::string& out, std::size_t event = 0)
+{
+    const auto doc = nlohmann::json::parse(out.substr(out.find('{')));
+    return doc["events"][event]["value"].get<uint64_t>();
+}
+
+// COUNT_OPEN on `fd` of one counting event with the given task fields: 0 or
+// the errno. No Catch macro: a forked child calls it.
+int task_open_on(int fd, uint32_t flags, uint32_t task_pid, uint32_t task_flags,
+                 uint32_t* bad_cpu = nullptr, uint64_t sample_events = 0)
+{
+    archpmu_event ev = {kBranches, 0, 0};
+    archpmu_count_open cmd{};
+    cmd.size = sizeof(cmd);
+    cmd.flags = ARCHPMU_COUNT_OPEN_FD | flags;
+    cmd.nr_events = 1;
+    cmd.events = reinterpret_cast<uintptr_t>(&ev);
+    cmd.task_pid = task_pid;
+    cmd.task_flags = task_flags;
+    cmd.sample_events = sample_events;
+    const int ret = ::ioctl(fd, ARCHPMU_IOC_COUNT_OPEN, &cmd);
+    if (bad_cpu)
+        *bad_cpu = cmd.bad_cpu;
+    if (ret < 0)
+        return errno;
+    ::close(ret);
+    return 0;
+}
+
+int task_open_errno(uint32_t flags, uint32_t task_pid, uint32_t task_flags,
+                    uint32_t* bad_cpu = nullptr, uint64_t sample_events = 0)
+{
+    archpmu::UniqueFd fd(::open("/dev/archpmu", O_RDWR | O_CLOEXEC));
+    REQUIRE(fd.valid());
+    return task_open_on(fd.get(), flags, task_pid, task_flags, bad_cpu, sample_events);
+}
+
+}  // namespace
+
+TEST_CASE("a task session counts its thread only while it runs, on every CPU", "[task]")
+{
+    LoadedModule module(kExact);
+    archpmu::Device dev;
+    REQUIRE((dev.info().capabilities & ARCHPMU_CAP_TASK) != 0);
+    const auto cpus = online_cpus();
+    REQUIRE(cpus.size() >= 2);
+    std::map<uint32_t, std::map<uint32_t, uint64_t>> before;
+    for (unsigned cpu : cpus)
+        before[cpu] = pmu_msr_snapshot(dev, cpu);
+    {
+        pin_to(0);
+        auto session = self_session();
+        inject_here(kBranches, 1000);
+        CHECK(total(session.read()) == 1000);
+
+        // Another task on the same CPU, while this one waits: not counted.
+        const auto r = run_command("taskset -c 0 " + std::string(ARCHPMU_ITEST) +
+                                   " --inject 0 0xc4 500");
+        REQUIRE(r.status == 0);
+        CHECK(total(session.read()) == 1000);
+        // Nor on another CPU, where this thread does not run.
+        inject_events(1, kBranches, 700);
+        CHECK(total(session.read()) == 1000);
+
+        // Migration keeps one count: CPU 0's part and CPU 1's.
+        pin_to(1);
+        inject_here(kBranches, 300);
+        const auto s = session.read();
+        CHECK(total(s) == 1300);
+        CHECK(on_cpu(s, 0).value == 1000);
+        CHECK(on_cpu(s, 1).value == 300);
+        CHECK(on_cpu(s, 1).time_running_ns > 0);
+        CHECK(on_cpu(s, 1).time_enabled_ns == on_cpu(s, 1).time_running_ns);
+
+        // Stopped, nothing counts; started again, it goes on from there.
+        session.stop();
+        inject_here(kBranches, 50);
+        CHECK(total(session.read()) == 1300);
+        session.start();
+        inject_here(kBranches, 20);
+        CHECK(total(session.read()) == 1320);
+        session.reset();
+        CHECK(total(session.read()) == 0);
+        inject_here(kBranches, 5);
+        CHECK(total(session.read()) == 5);
+        unpin();
+    }
+    // Every PMU MSR is as it was.
+    for (unsigned cpu : cpus)
+        CHECK(pmu_msr_snapshot(dev, cpu) == before[cpu]);
+}
+
+TEST_CASE("a task session keeps its count across CPU hotplug", "[task][hotplug]")
+{
+    LoadedModule module(kExact);
+    const auto cpus = online_cpus();
+    REQUIRE(cpus.size() >= 2);
+    const unsigned last = cpus.back();
+    const std::string online = "/sys/devices/system/cpu/cpu" + std::to_string(last) + "/online";
+    pin_to(last);
+    auto session = self_session();
+    inject_here(kBranches, 400);
+    pin_to(0);
+    write_file(online, "0");
+    auto s = session.read();
+    CHECK(total(s) == 400);
+    CHECK(on_cpu(s, last).offline);
+    inject_here(kBranches, 10);
+    write_file(online, "1");
+    pin_to(last);
+    inject_here(kBranches, 200);
+    s = session.read();
+    CHECK(total(s) == 610);
+    CHECK_FALSE(on_cpu(s, last).offline);
+    unpin();
+}
+
+TEST_CASE("a task session on another process follows its children, exited ones included",
+          "[task]")
+{
+    LoadedModule module(kExact);
+    int go[2];
+    REQUIRE(::pipe(go) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        ::close(go[1]);
+        char c = 0;
+        if (::read(go[0], &c, 1) != 1)
+            ::_exit(1);
+        inject_here(kBranches, 1000);
+        // Two generations below, and gone before the parent reads.
+        const int status = std::system((inject_here_cmd(20) + " & " + inject_here_cmd(30) +
+                                        "; wait; sh -c '" + inject_here_cmd(7) + "'")
+                                           .c_str());
+        ::_exit(status == 0 ? 0 : 2);
+    }
+    ::close(go[0]);
+    auto session = archpmu::Session::for_task(
+        "/dev/archpmu", archpmu::parse_event_list("branches"),
+        archpmu::TaskScope{archpmu::TaskScope::Kind::process, child, true},
+        archpmu::Session::Start::now);
+    REQUIRE(::write(go[1], "g", 1) == 1);
+    ::close(go[1]);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    // The test's own injections (not a child of the target) are not counted.
+    inject_here(kBranches, 999);
+    CHECK(total(session.read()) == 1057);
+}
+
+TEST_CASE("stat -- COMMAND counts the command and its children, nothing else",
+          "[task][stat-tool]")
+{
+    LoadedModule module(kExact);
+    // A bystander injecting all along, on every CPU it is scheduled on.
+    const pid_t bystander = ::fork();
+    REQUIRE(bystander >= 0);
+    if (bystander == 0) {
+        for (;;) {
+            inject_here(kBranches, 1);
+            ::usleep(1000);
+        }
+    }
+    const std::string four = inject_here_cmd(1000);
+    const auto r = run_tool("stat --json -e branches -- sh -c '" + four + " & " + four + " & " +
+                            four + " & " + four + " & wait'");
+    ::kill(bystander, SIGKILL);
+    ::waitpid(bystander, nullptr, 0);
+    REQUIRE(r.status == 0);
+    CHECK(json_value(r.out) == 4000);
+
+    // The same job system-wide counts the bystander too: the twin is not a tautology.
+    const pid_t again = ::fork();
+    REQUIRE(again >= 0);
+    if (again == 0) {
+        for (;;) {
+            inject_here(kBranches, 1);
+            ::usleep(1000);
+        }
+    }
+    const auto a = run_tool("stat -a --json -e branches -- sh -c '" + four + "; sleep 0.2'");
+    ::kill(again, SIGKILL);
+    ::waitpid(again, nullptr, 0);
+    REQUIRE(a.status == 0);
+    CHECK(json_value(a.out) > 1000);
+}
+
+TEST_CASE("stat -- COMMAND counts the command's user time, not the busy CPUs'",
+          "[task][stat-tool]")
+{
+    LoadedModule module("backend=model");
+    std::vector<pid_t> busy;
+    for (unsigned cpu : online_cpus()) {
+        if (cpu == 0)
+            continue;
+        const pid_t p = ::fork();
+        REQUIRE(p >= 0);
+        if (p == 0) {
+            ::execl(ARCHPMU_SPIN, "archpmu_spin", "user", "60", std::to_string(cpu).c_str(),
+                    static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        busy.push_back(p);
+    }
+    const auto sleeping = run_tool("stat --json -e instructions:u -- sleep 0.5");
+    const auto twin = run_tool("stat -a --json -e instructions:u -- sleep 0.5");
+    const auto spinning =
+        run_tool("stat --json -e instructions:u -- taskset -c 0 " + spin() + " rusage 2");
+    for (const pid_t p : busy) {
+        ::kill(p, SIGKILL);
+        ::waitpid(p, nullptr, 0);
+    }
+    REQUIRE(sleeping.status == 0);
+    REQUIRE(twin.status == 0);
+    REQUIRE(spinning.status == 0);
+    // sleep's own start-up is all the user time it has: less than half of what
+    // one busy CPU counts, where counting any of them would give all of it.
+    INFO("sleep " << json_value(sleeping.out) << ", system-wide " << json_value(twin.out));
+    CHECK(json_value(sleeping.out) * 2 * busy.size() < json_value(twin.out));
+    // The model counts 2000 instructions a microsecond (pmu/model_regs.c). The
+    // kernel's user time is sampled at its tick: 2 s keep that within about 2%.
+    const auto utime_at = spinning.out.find("utime_us ");
+    REQUIRE(utime_at != std::string::npos);
+    const double utime_us = std::stod(spinning.out.substr(utime_at + 9));
+    const double expected = utime_us * 2000;
+    INFO("utime " << utime_us << " us, counted " << json_value(spinning.out));
+    CHECK(std::abs(static_cast<double>(json_value(spinning.out)) - expected) < expected * 0.05);
+}
+
+TEST_CASE("stat -p and -t count running tasks", "[task][stat-tool]")
+{
+    LoadedModule module("backend=model");
+    const pid_t target = ::fork();
+    REQUIRE(target >= 0);
+    if (target == 0) {
+        ::execl(ARCHPMU_SPIN, "archpmu_spin", "user", "30", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    const std::string id = std::to_string(target);
+    const auto p = run_tool("stat --json -e instructions:u -p " + id + " --duration 0.3");
+    const auto t = run_tool("stat -e instructions:u -t " + id + " --duration 0.3");
+    ::kill(target, SIGKILL);
+    ::waitpid(target, nullptr, 0);
+    REQUIRE(p.status == 0);
+    CHECK(json_value(p.out) > 0);
+    REQUIRE(t.status == 0);
+    CHECK_THAT(t.out, Catch::Contains("Performance counter stats for thread id '" + id + "':"));
+
+    // perf's wording of the mistakes.
+    auto r = run_tool("stat -e branches -p 4000000 --duration 0.1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("process 4000000 does not exist"));
+    r = run_tool("stat -e branches -p 12x --duration 0.1");
+    CHECK(r.status != 0);
+    CHECK_THAT(r.out, Catch::Contains("-p/--pid: '12x' is not a whole number"));
+    r = run_tool("stat -A -e branches -- true");
+    CHECK(r.status != 0);
+    CHECK_THAT(r.out, Catch::Contains("-A/--per-cpu is for system-wide counting"));
+    r = run_tool("stat -a -p 1 -e branches --duration 0.1");
+    CHECK(r.status != 0);
+}
+
+TEST_CASE("counting another user's task needs ptrace access", "[task][errors]")
+{
+    LoadedModule module(kExact);
+    // The test process is root's; a child that becomes nobody keeps CAP_PERFMON only.
+    const pid_t root_pid = ::getpid();
+    // Opened before the child drops root: the device node is root's.
+    archpmu::UniqueFd fd(::open("/dev/archpmu", O_RDWR | O_CLOEXEC));
+    REQUIRE(fd.valid());
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        ::prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L);
+        if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
+            ::_exit(100);
+        // capset(2) directly: CAP_PERFMON (38) is in the second word.
+        __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+        __user_cap_data_struct data[2]{};
+        data[1].effective = data[1].permitted = 1U << (CAP_PERFMON - 32);
+        if (::syscall(SYS_capset, &hdr, data) != 0)
+            ::_exit(101);
+        // Root's process: EACCES. Its own thread: allowed.
+        if (task_open_on(fd.get(), ARCHPMU_COUNT_OPEN_TASK, static_cast<uint32_t>(root_pid),
+                         0) != EACCES)
+            ::_exit(102);
+        if (task_open_on(fd.get(), ARCHPMU_COUNT_OPEN_TASK, 0, 0) != 0)
+            ::_exit(103);
+        ::_exit(0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("task scope's bad input gets its own errno", "[task][errors]")
+{
+    {
+        LoadedModule module(kExact);
+        const auto self = static_cast<uint32_t>(::getpid());
+        CHECK(task_open_errno(0, self, 0) == EINVAL);  // task_pid without the flag
+        CHECK(task_open_errno(0, 0, ARCHPMU_TASK_INHERIT) == EINVAL);
+        CHECK(task_open_errno(ARCHPMU_COUNT_OPEN_TASK, 0, 0x4) == EINVAL);
+        CHECK(task_open_errno(ARCHPMU_COUNT_OPEN_TASK, 4000000, 0) == ESRCH);
+        CHECK(task_open_errno(ARCHPMU_COUNT_OPEN_TASK, 0x80000000U, 0) == ESRCH);
+        CHECK(task_open_errno(ARCHPMU_COUNT_OPEN_TASK, 2, 0) == ESRCH);  // kthreadd
+        archpmu_sample_event spec{};
+        spec.period = 1000;
+        CHECK(task_open_errno(ARCHPMU_COUNT_OPEN_TASK, 0, 0, nullptr,
+                              reinterpret_cast<uintptr_t>(&spec)) == EOPNOTSUPP);
+        CHECK(task_open_errno(ARCHPMU_COUNT_OPEN_TASK, self,
+                              ARCHPMU_TASK_INHERIT | ARCHPMU_TASK_PROCESS) == 0);
+
+        archpmu::UniqueFd fd(::open("/dev/archpmu", O_RDWR | O_CLOEXEC));
+        archpmu_model_inject inj{};
+        inj.size = sizeof(inj);
+        inj.flags = ARCHPMU_INJECT_USR | ARCHPMU_INJECT_HERE;
+        inj.cpu = 1;
+        inj.event = kBranches;
+        inj.count = 1;
+        CHECK((::ioctl(fd.get(), ARCHPMU_IOC_MODEL_INJECT, &inj) == 0 ? 0 : errno) == EINVAL);
+        inj.flags = ARCHPMU_INJECT_HERE;
+        inj.cpu = 0;
+        CHECK((::ioctl(fd.get(), ARCHPMU_IOC_MODEL_INJECT, &inj) == 0 ? 0 : errno) == EINVAL);
+    }
+    {
+        // Version 1 has no IA32_PERF_GLOBAL_CTRL to start and stop the counters by.
+        LoadedModule module(std::string(kExact) + " model_version=1 model_gp=2 model_fixed=0");
+        uint32_t bad_cpu = ~0U;
+        CHECK(task_open_errno(ARCHPMU_COUNT_OPEN_TASK, 0, 0, &bad_cpu) == EOPNOTSUPP);
+        CHECK(bad_cpu == 0);
+    }
+}

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+#include "archpmu/command.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "archpmu/error.hpp"
+
+namespace archpmu {
+namespace {
+
+// In the child, between fork() and exec(): only async-signal-safe calls.
+void write_all(const std::string& s)
+{
+    std::size_t done = 0;
+    while (done < s.size()) {
+        const ssize_t n = ::write(STDERR_FILENO, s.data() + done, s.size() - done);
+        if (n <= 0)
+            return;
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+[[noreturn]] void run_child(int wait_fd, char* const* argv, const std::string& cannot_run)
+{
+    (void)std::signal(SIGINT, SIG_DFL);
+    char go = 0;
+    ssize_t n = 0;
+    do
+        n = ::read(wait_fd, &go, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1)
+        ::_exit(127);  // the parent gave up before release()
+    ::execvp(argv[0], argv);
+    const char* why = std::strerror(errno);
+    write_all(cannot_run);
+    write_all(why);
+    write_all("\n");
+    ::_exit(127);
+}
+
+}  // namespace
+
+PendingCommand::PendingCommand(const std::vector<std::string>& argv, const std::string& label)
+{
+    if (argv.empty())
+        throw Error(EINVAL, "no command to run");
+    std::vector<char*> args;
+    args.reserve(argv.size() + 1);
+    for (const auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    // Built before fork(): the child allocates nothing.
+    const std::string cannot_run = label + ": cannot run '" + argv[0] + "': ";
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        throw Error(errno, "pipe2");
+    UniqueFd wait_end(fds[0]);
+    go_ = UniqueFd(fds[1]);
+    pid_ = ::fork();
+    if (pid_ < 0)
+        throw Error(errno, "fork");
+    if (pid_ == 0) {
+        go_.reset();
+        run_child(wait_end.get(), args.data(), cannot_run);
+    }
+}
+
+PendingCommand::PendingCommand(PendingCommand&& other) noexcept
+    : pid_(other.pid_), released_(other.released_), go_(std::move(other.go_))
+{
+    other.pid_ = -1;
+}
+
+void PendingCommand::release()
+{
+    if (released_ || pid_ <= 0)
+        return;
+    const char go = 1;
+    ssize_t n = 0;
+    do
+        n = ::write(go_.get(), &go, 1);
+    while (n < 0 && errno == EINTR);
+    go_.reset();
+    if (n != 1)
+        throw Error(errno ? errno : EIO, "starting the command");
+    released_ = true;
+}
+
+PendingCommand::~PendingCommand()
+{
+    if (pid_ <= 0 || released_)
+        return;
+    go_.reset();  // the child reads end of file and exits
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+}
+
+}  // namespace archpmu
