@@ -119,6 +119,30 @@ std::string open_refusal(int err, const archpmu_count_open& cmd, const std::stri
     }
 }
 
+// Why a task session was refused, naming the task.
+std::string task_refusal(int err, const archpmu_count_open& cmd, const TaskScope& task)
+{
+    const std::string who = task.pid == 0
+                                ? std::string("the calling ") +
+                                      (task.kind == TaskScope::Kind::process ? "process" : "thread")
+                                : (task.kind == TaskScope::Kind::process ? "process " : "thread ") +
+                                      std::to_string(task.pid);
+    switch (err) {
+        case ESRCH:
+            return who + " does not exist (or is exiting)";
+        case EACCES:
+            return "no permission to count " + who +
+                   ": counting another user's process needs ptrace access to it "
+                   "(CAP_SYS_PTRACE, or the same user and a dumpable process)";
+        default:
+            return "counting " + who + " is not supported" +
+                   (cmd.bad_cpu == ~0U ? std::string()
+                                       : " on CPU " + std::to_string(cmd.bad_cpu) +
+                                             " (its PMU is version 1: no global control)") +
+                   "; count CPUs with -a or -C instead";
+    }
+}
+
 // The module's capabilities, or 0 when it does not answer ARCHPMU_IOC_INFO:
 // then the first layout's COUNT_OPEN runs, and its refusal says what is wrong.
 std::uint64_t capabilities(int device_fd)
@@ -142,6 +166,20 @@ Session::Session(const std::string& device_path, std::vector<EventSpec> events,
                  const std::vector<std::uint32_t>& cpus, Start start)
     : events_(std::move(events))
 {
+    open(device_path, cpus, start, nullptr);
+}
+
+Session Session::for_task(const std::string& device_path, std::vector<EventSpec> events,
+                          const TaskScope& task, Start start)
+{
+    Session session(std::move(events));
+    session.open(device_path, {}, start, &task);
+    return session;
+}
+
+void Session::open(const std::string& device_path, const std::vector<std::uint32_t>& cpus,
+                   Start start, const TaskScope* task)
+{
     UniqueFd device = open_device_file(device_path);
     const std::uint64_t caps = capabilities(device.get());
     const bool own_file = (caps & ARCHPMU_CAP_SESSION_FD) != 0;
@@ -161,11 +199,25 @@ Session::Session(const std::string& device_path, std::vector<EventSpec> events,
         cmd.flags |= ARCHPMU_COUNT_OPEN_FD;
     if (start_in_open)
         cmd.flags |= ARCHPMU_COUNT_OPEN_START;
+    if (task) {
+        if (!(caps & ARCHPMU_CAP_TASK))
+            throw Error(EOPNOTSUPP,
+                        "this archpmu module cannot count tasks (no ARCHPMU_CAP_TASK): load a "
+                        "newer one, or count CPUs with -a or -C");
+        if (task->pid < 0)
+            throw Error(EINVAL, "task " + std::to_string(task->pid) + ": not a process id");
+        cmd.flags |= ARCHPMU_COUNT_OPEN_TASK;
+        cmd.task_pid = static_cast<std::uint32_t>(task->pid);
+        cmd.task_flags = (task->kind == TaskScope::Kind::process ? ARCHPMU_TASK_PROCESS : 0U) |
+                         (task->inherit ? ARCHPMU_TASK_INHERIT : 0U);
+    }
     const int ret = ::ioctl(device.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd);
     if (ret < 0) {
         const int err = errno;
         const std::string name =
             cmd.bad_event < events_.size() ? events_[cmd.bad_event].name : std::string("?");
+        if (task && (err == ESRCH || err == EACCES || err == EOPNOTSUPP))
+            throw Error(err, detail::task_refusal(err, cmd, *task));
         throw Error(err, open_refusal(err, cmd, name));
     }
     // With its own file the session no longer needs the device's: that closes here.

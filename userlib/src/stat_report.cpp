@@ -124,10 +124,12 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
     const std::string prefix = interval_prefix(f);
     if (f.interval_s < 0) {
         out << "\n Performance counter stats for ";
-        if (f.target.empty())
+        if (f.task)
+            out << f.target << ":\n\n";
+        else if (f.target.empty())
             out << "CPUs " << format_cpu_list(t.cpus) << ":\n\n";
         else
-            out << "'" << f.target << "' (CPUs " << format_cpu_list(t.cpus) << "):\n\n";
+            out << f.target << " (CPUs " << format_cpu_list(t.cpus) << "):\n\n";
     }
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         const std::string counter = counter_name(t.counters.at(e));

@@ -111,6 +111,22 @@ std::vector<std::uint32_t> parse_cpus(std::string_view text)
     }
 }
 
+std::vector<pid_t> parse_ids(std::string_view option, std::string_view text)
+{
+    std::vector<pid_t> ids;
+    std::size_t pos = 0;
+    for (;;) {
+        const std::size_t comma = text.find(',', pos);
+        const std::string_view one = text.substr(
+            pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        // PID_MAX_LIMIT is 4,194,304.
+        ids.push_back(static_cast<pid_t>(parse_count(option, one, 4194304)));
+        if (comma == std::string_view::npos)
+            return ids;
+        pos = comma + 1;
+    }
+}
+
 std::uint64_t parse_count(std::string_view option, std::string_view text, std::uint64_t max)
 {
     const std::string allowed = "; give a whole number 1-" + std::to_string(max);
@@ -256,22 +272,39 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
     std::string interval;
     std::string separator;
     std::string duration;
+    std::string pids;
+    std::string tids;
     bool all_cpus = false;
     auto* stat = app.add_subcommand(
-        "stat", "count events on CPUs while COMMAND runs (stat [options] -- COMMAND ARGS)");
+        "stat",
+        "count events while COMMAND and its children run (stat [options] -- COMMAND ARGS), in "
+        "processes (-p) or threads (-t), or system-wide on CPUs (-a, -C)");
     stat->add_option("-e,--event", events,
                      "events, comma-separated (default: cycles, instructions, ref-cycles, "
                      "branches, branch-misses); repeatable")
         ->type_name("EVENTS")
         ->allow_extra_args(false);
-    auto* all_opt =
-        stat->add_flag("-a,--all-cpus", all_cpus, "count on every online CPU (the default)");
+    auto* all_opt = stat->add_flag("-a,--all-cpus", all_cpus,
+                                   "system-wide on every online CPU (the default without a "
+                                   "COMMAND, -p or -t)");
     auto* cpu_opt = stat->add_option("-C,--cpu", cpus,
-                                     "count on these CPUs only (e.g. 0-3,6; CPUs 0-" +
+                                     "system-wide on these CPUs only (e.g. 0-3,6; CPUs 0-" +
                                          std::to_string(kMaxCpuNumber) + ")")
                         ->type_name("LIST")
                         ->excludes(all_opt);
-    stat->add_flag("-A,--per-cpu", st.per_cpu, "a count per CPU instead of the sum");
+    auto* pid_opt = stat->add_option("-p,--pid", pids,
+                                     "count these processes (every thread, and what they "
+                                     "start from now on), e.g. 1234,5678")
+                        ->type_name("PIDS")
+                        ->excludes(all_opt)
+                        ->excludes(cpu_opt);
+    auto* tid_opt =
+        stat->add_option("-t,--tid", tids, "count these threads (and what they start from now on)")
+            ->type_name("TIDS")
+            ->excludes(all_opt)
+            ->excludes(cpu_opt);
+    auto* per_cpu_opt = stat->add_flag("-A,--per-cpu", st.per_cpu,
+                                       "a count per CPU instead of the sum (system-wide only)");
     auto* interval_opt =
         stat->add_option("-I,--interval-print", interval,
                          "print every MS milliseconds (" + std::to_string(kMinIntervalMs) + "-" +
@@ -345,16 +378,27 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
         st.events = parse_events(events);
         if (cpu_opt->count())
             st.cpus = parse_cpus(cpus);
+        if (pid_opt->count())
+            st.pids = parse_ids("-p/--pid", pids);
+        if (tid_opt->count())
+            st.tids = parse_ids("-t/--tid", tids);
+        st.system_wide = all_opt->count() || cpu_opt->count() ||
+                         (command.empty() && st.pids.empty() && st.tids.empty());
+        if (per_cpu_opt->count() && !st.system_wide)
+            return usage(
+                "-A/--per-cpu is for system-wide counting: add -a or -C (a COMMAND, "
+                "-p and -t count tasks, on whatever CPU they run)");
         if (interval_opt->count())
             st.interval_ms = parse_interval_ms(interval);
         if (separator_opt->count())
             st.separator = parse_separator(separator);
         if (duration_opt->count())
             st.duration = parse_duration(duration);
-        if (command.empty() && !st.duration && !st.interval_ms)
+        if (command.empty() && !st.duration && !st.interval_ms && st.pids.empty() &&
+            st.tids.empty())
             return usage(
-                "give a COMMAND (after --), --duration SECONDS or -I MS (then Ctrl-C "
-                "stops)");
+                "give a COMMAND (after --), -p PIDS, -t TIDS, --duration SECONDS or -I MS (then "
+                "Ctrl-C stops)");
         if (!command.empty() && st.duration)
             return usage("--duration and a COMMAND exclude each other");
         st.device = cmd.device;

@@ -2,6 +2,8 @@
 // archpmu's command line: every argument is checked before anything runs.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
@@ -28,6 +30,8 @@ unsigned parse_interval_ms(std::string_view text);               // -I/--interva
 std::string parse_separator(std::string_view text);              // -x/--field-separator ("\t": tab)
 std::vector<EventSpec> parse_events(const std::vector<std::string>& lists);  // -e/--event
 std::vector<std::uint32_t> parse_cpus(std::string_view text);                // -C/--cpu
+// stat -p/--pid and -t/--tid: a comma-separated list of ids, 1 and up.
+std::vector<pid_t> parse_ids(std::string_view option, std::string_view text);
 // record -c/--count and -F/--freq: a whole number, at least 1.
 std::uint64_t parse_count(std::string_view option, std::string_view text, std::uint64_t max);
 // record -m/--mmap-pages: a power of 2 up to the module's ring maximum.

@@ -4,13 +4,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <thread>
 
+#include "archpmu/command.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/pmu.hpp"
 #include "archpmu/session.hpp"
@@ -39,24 +42,106 @@ std::uint64_t ns_since(Clock::time_point t)
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
 }
 
+// The sessions' snapshots as one: the counts of the same event on the same CPU
+// added up (the task sessions of -p and -t all have every online CPU).
+Snapshot read_all(const std::vector<Session>& sessions)
+{
+    Snapshot all = sessions.front().read();
+    for (std::size_t i = 1; i < sessions.size(); ++i) {
+        const Snapshot more = sessions[i].read();
+        for (const auto& v : more.values) {
+            auto same = std::find_if(all.values.begin(), all.values.end(), [&](const auto& a) {
+                return a.cpu == v.cpu && a.event == v.event;
+            });
+            if (same == all.values.end())
+                continue;  // a CPU that came online between the opens
+            same->value += v.value;
+            same->time_enabled_ns += v.time_enabled_ns;
+            same->time_running_ns += v.time_running_ns;
+        }
+    }
+    return all;
+}
+
+std::string join(const std::vector<pid_t>& ids)
+{
+    std::string out;
+    for (const pid_t id : ids)
+        out += (out.empty() ? "" : ",") + std::to_string(id);
+    return out;
+}
+
+// Whether every process and thread of -p and -t has exited.
+bool all_gone(const StatOptions& opts)
+{
+    const auto gone = [](pid_t id) { return ::kill(id, 0) != 0 && errno == ESRCH; };
+    return std::all_of(opts.pids.begin(), opts.pids.end(), gone) &&
+           std::all_of(opts.tids.begin(), opts.tids.end(), gone);
+}
+
+// perf's header: "'COMMAND'", "process id 'PIDS'", "thread id 'TIDS'" or CPUs.
+std::string target_label(const StatOptions& opts)
+{
+    std::string command;
+    for (const auto& a : opts.command)
+        command += (command.empty() ? "" : " ") + a;
+    if (opts.system_wide)
+        return command.empty() ? std::string() : "'" + command + "'";
+    std::string label;
+    if (opts.pids.empty() && opts.tids.empty())
+        label = "'" + command + "'";
+    if (!opts.pids.empty())
+        label += (label.empty() ? "" : ", ") + std::string("process id '") + join(opts.pids) + "'";
+    if (!opts.tids.empty())
+        label += (label.empty() ? "" : ", ") + std::string("thread id '") + join(opts.tids) + "'";
+    return label;
+}
+
 }  // namespace
 
 int run_stat(const StatOptions& opts)
 {
-    Session session(opts.device, opts.events, opts.cpus);
+    std::vector<Session> sessions;
+    std::optional<PendingCommand> pending;
+    if (opts.system_wide) {
+        sessions.emplace_back(opts.device, opts.events, opts.cpus);
+    } else {
+        // The command is counted from its exec on, with everything it starts;
+        // with -p or -t it only says how long to count them, as in perf.
+        if (!opts.command.empty() && opts.pids.empty() && opts.tids.empty()) {
+            pending.emplace(opts.command, "archpmu stat");
+            sessions.push_back(
+                Session::for_task(opts.device, opts.events,
+                                  TaskScope{TaskScope::Kind::process, pending->pid(), true}));
+        }
+        for (const pid_t pid : opts.pids)
+            sessions.push_back(Session::for_task(opts.device, opts.events,
+                                                 TaskScope{TaskScope::Kind::process, pid, true}));
+        for (const pid_t tid : opts.tids)
+            sessions.push_back(Session::for_task(opts.device, opts.events,
+                                                 TaskScope{TaskScope::Kind::thread, tid, true}));
+    }
     StatFormat fmt;
     fmt.per_cpu = opts.per_cpu;
     fmt.separator = opts.separator;
-    for (const auto& a : opts.command)
-        fmt.target += (fmt.target.empty() ? "" : " ") + a;
+    fmt.target = target_label(opts);
+    fmt.task = !opts.system_wide;
 
     catch_interrupt();
 
     const auto start = Clock::now();
-    session.start();
-    pid_t child = opts.command.empty() ? -1 : spawn(opts.command, "stat");
+    for (auto& session : sessions)
+        session.start();
+    pid_t child = -1;
+    if (pending) {
+        child = pending->pid();
+        pending->release();
+    } else if (!opts.command.empty()) {
+        child = spawn(opts.command, "stat");
+    }
+    const bool follow_tasks = child <= 0 && (!opts.pids.empty() || !opts.tids.empty());
     int status = 0;
-    Snapshot last = session.read();
+    Snapshot last = read_all(sessions);
     auto next_interval = start + std::chrono::milliseconds(opts.interval_ms);
     // parse_duration keeps it to a year: no overflow.
     const auto deadline = opts.duration
@@ -68,23 +153,25 @@ int run_stat(const StatOptions& opts)
             const pid_t done = ::waitpid(child, &status, WNOHANG);
             if (done == child)
                 break;
-        } else if (interrupted() || Clock::now() >= deadline) {
+        } else if (interrupted() || Clock::now() >= deadline || (follow_tasks && all_gone(opts))) {
             break;
         }
         if (opts.interval_ms && Clock::now() >= next_interval) {
-            const Snapshot now = session.read();
+            const Snapshot now = read_all(sessions);
             StatFormat f = fmt;
             f.interval_s = static_cast<double>(ns_since(start)) / 1e9;
-            print(stat_totals(session, &last, now, opts.interval_ms * 1000000ULL), opts, f);
+            print(stat_totals(sessions.front(), &last, now, opts.interval_ms * 1000000ULL), opts,
+                  f);
             last = now;
             next_interval += std::chrono::milliseconds(opts.interval_ms);
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    session.stop();
+    for (auto& session : sessions)
+        session.stop();
     const std::uint64_t elapsed = ns_since(start);
     if (!opts.interval_ms)
-        print(stat_totals(session, nullptr, session.read(), elapsed), opts, fmt);
+        print(stat_totals(sessions.front(), nullptr, read_all(sessions), elapsed), opts, fmt);
 
     return exit_status(child, status);
 }

@@ -2,8 +2,10 @@
 // archpmu stat: count events on CPUs while a command runs or for a duration.
 #pragma once
 
+#include <sys/types.h>
 #include <chrono>
 #include <cstdint>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,7 +18,12 @@ namespace archpmu::tool {
 struct StatOptions {
     std::string device;
     std::vector<EventSpec> events;
-    std::vector<std::uint32_t> cpus;  // empty: every online CPU
+    // CPUs (system-wide on them: -a, -C, or no COMMAND and no -p/-t), or tasks:
+    // the COMMAND and its children, -p processes, -t threads (perf's targets).
+    bool system_wide = false;
+    std::vector<std::uint32_t> cpus;  // system-wide; empty: every online CPU
+    std::vector<pid_t> pids;          // -p
+    std::vector<pid_t> tids;          // -t
     bool per_cpu = false;
     unsigned interval_ms = 0;  // 0: no -I
     std::string separator;     // empty: no CSV

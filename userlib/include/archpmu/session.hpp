@@ -2,8 +2,11 @@
 // archpmu: a counting session on a set of CPUs.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "archpmu/device.hpp"
@@ -27,11 +30,23 @@ struct Snapshot {
     std::vector<CountValue> values;  // CPU-major: every event of the first CPU, then the next
 };
 
-// Counters programmed on a set of CPUs. The session owns its file: a session
-// file descriptor of its own where the module has ARCHPMU_CAP_SESSION_FD, else
-// an open file of the device. Destroying (or moving from) it releases the
-// counters and puts back what the PMU held. Move-only; every method throws
-// archpmu::Error.
+// Whom a task session counts: it counts only while they run, on whichever
+// CPU (ARCHPMU_COUNT_OPEN_TASK). The module asks CAP_PERFMON, and ptrace read
+// access to another user's tasks.
+struct TaskScope {
+    enum class Kind {
+        thread,   // the thread pid (0: the calling thread)
+        process,  // every thread of pid's process (0: the caller's)
+    };
+    Kind kind = Kind::process;
+    pid_t pid = 0;
+    bool inherit = true;  // also the threads and children they create (perf's inherit)
+};
+
+// Counters programmed on a set of CPUs, or following tasks (TaskScope). The session owns its file:
+// a session file descriptor of its own where the module has ARCHPMU_CAP_SESSION_FD, else an open
+// file of the device. Destroying (or moving from) it releases the counters and puts back what the
+// PMU held. Move-only; every method throws archpmu::Error.
 class Session {
 public:
     // Whether the counters start with the open (one round of cross-calls fewer
@@ -44,6 +59,10 @@ public:
     Session(const std::string& device_path, std::vector<EventSpec> events,
             const std::vector<std::uint32_t>& cpus, Start start);
 
+    // A task session: on every online CPU, counting only while the tasks run.
+    static Session for_task(const std::string& device_path, std::vector<EventSpec> events,
+                            const TaskScope& task, Start start = Start::later);
+
     void start();
     void stop();
     void reset();
@@ -55,6 +74,9 @@ public:
     [[nodiscard]] std::uint32_t cpu_count() const noexcept { return cpu_count_; }
 
 private:
+    explicit Session(std::vector<EventSpec> events) : events_(std::move(events)) {}
+    void open(const std::string& device_path, const std::vector<std::uint32_t>& cpus, Start start,
+              const TaskScope* task);
     void control(unsigned long request, const char* what);
 
     std::vector<EventSpec> events_;

@@ -31,7 +31,8 @@ StatTotals stat_totals(const Session& session, const Snapshot* from, const Snaps
 struct StatFormat {
     bool per_cpu = false;    // -A
     std::string separator;   // -x: CSV when not empty
-    std::string target;      // the command, for the human header
+    std::string target;      // for the human header: "'COMMAND'", "process id 'N'", ...
+    bool task = false;       // counting tasks, not CPUs: the header names no CPUs
     double interval_s = -1;  // -I: the interval's end time, prefixed to each line
 };
 
