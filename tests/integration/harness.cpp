@@ -188,6 +188,19 @@ void inject_events(unsigned cpu, uint32_t code, uint64_t count, bool user)
         throw std::runtime_error(std::string("ARCHPMU_IOC_MODEL_INJECT: ") + std::strerror(errno));
 }
 
+void inject_here(uint32_t code, uint64_t count, bool user)
+{
+    const UniqueFd fd(::open("/dev/archpmu", O_RDWR | O_CLOEXEC));
+    archpmu_model_inject cmd{};
+    cmd.size = sizeof(cmd);
+    cmd.flags = (user ? ARCHPMU_INJECT_USR : ARCHPMU_INJECT_OS) | ARCHPMU_INJECT_HERE;
+    cmd.event = code;
+    cmd.count = count;
+    if (!fd.valid() || ::ioctl(fd.get(), ARCHPMU_IOC_MODEL_INJECT, &cmd) != 0)
+        throw std::runtime_error(std::string("ARCHPMU_IOC_MODEL_INJECT (here): ") +
+                                 std::strerror(errno));
+}
+
 std::map<uint32_t, uint64_t> pmu_msr_snapshot(const archpmu::Device& dev, uint32_t cpu)
 {
     std::map<uint32_t, uint64_t> out;

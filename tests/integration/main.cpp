@@ -63,7 +63,13 @@ CATCH_REGISTER_LISTENER(KernelLogListener)
 
 int main(int argc, char** argv)
 {
-    // archpmu_itest --inject CPU CODE COUNT: inject events, as a command for `archpmu stat`.
+    // archpmu_itest --inject CPU CODE COUNT: inject events, as a command for `archpmu stat`;
+    // CPU "here": in this process's time slice, on the CPU it runs on.
+    if (argc == 5 && std::string(argv[1]) == "--inject" && std::string(argv[2]) == "here") {
+        archpmu::itest::inject_here(static_cast<uint32_t>(std::stoul(argv[3], nullptr, 0)),
+                                    std::stoull(argv[4]));
+        return 0;
+    }
     if (argc == 5 && std::string(argv[1]) == "--inject") {
         archpmu::itest::inject_events(static_cast<unsigned>(std::stoul(argv[2])),
                                       static_cast<uint32_t>(std::stoul(argv[3], nullptr, 0)),

@@ -3,17 +3,17 @@
 // with their children; `archpmu stat -- COMMAND` counts the command, -p and -t
 // running tasks. Exact counts come from injections in the task's own time
 // slice (ARCHPMU_INJECT_HERE) with the model's time counting off.
-#include <sched.h>
 #include <linux/capability.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
 #include <catch2/catch.hpp>
 #include <cerrno>
-#include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -143,8 +143,8 @@ TEST_CASE("a task session counts its thread only while it runs, on every CPU", "
         CHECK(total(session.read()) == 1000);
 
         // Another task on the same CPU, while this one waits: not counted.
-        const auto r = run_command("taskset -c 0 " + std::string(ARCHPMU_ITEST) +
-                                   " --inject 0 0xc4 500");
+        const auto r =
+            run_command("taskset -c 0 " + std::string(ARCHPMU_ITEST) + " --inject 0 0xc4 500");
         REQUIRE(r.status == 0);
         CHECK(total(session.read()) == 1000);
         // Nor on another CPU, where this thread does not run.
@@ -204,8 +204,7 @@ TEST_CASE("a task session keeps its count across CPU hotplug", "[task][hotplug]"
     unpin();
 }
 
-TEST_CASE("a task session on another process follows its children, exited ones included",
-          "[task]")
+TEST_CASE("a task session on another process follows its children, exited ones included", "[task]")
 {
     LoadedModule module(kExact);
     int go[2];
@@ -240,8 +239,7 @@ TEST_CASE("a task session on another process follows its children, exited ones i
     CHECK(total(session.read()) == 1057);
 }
 
-TEST_CASE("stat -- COMMAND counts the command and its children, nothing else",
-          "[task][stat-tool]")
+TEST_CASE("stat -- COMMAND counts the command and its children, nothing else", "[task][stat-tool]")
 {
     LoadedModule module(kExact);
     // A bystander injecting all along, on every CPU it is scheduled on.
@@ -277,8 +275,7 @@ TEST_CASE("stat -- COMMAND counts the command and its children, nothing else",
     CHECK(json_value(a.out) > 1000);
 }
 
-TEST_CASE("stat -- COMMAND counts the command's user time, not the busy CPUs'",
-          "[task][stat-tool]")
+TEST_CASE("stat -- COMMAND counts the command's user time, not the busy CPUs'", "[task][stat-tool]")
 {
     LoadedModule module("backend=model");
     std::vector<pid_t> busy;
@@ -373,8 +370,8 @@ TEST_CASE("counting another user's task needs ptrace access", "[task][errors]")
         if (::syscall(SYS_capset, &hdr, data) != 0)
             ::_exit(101);
         // Root's process: EACCES. Its own thread: allowed.
-        if (task_open_on(fd.get(), ARCHPMU_COUNT_OPEN_TASK, static_cast<uint32_t>(root_pid),
-                         0) != EACCES)
+        if (task_open_on(fd.get(), ARCHPMU_COUNT_OPEN_TASK, static_cast<uint32_t>(root_pid), 0) !=
+            EACCES)
             ::_exit(102);
         if (task_open_on(fd.get(), ARCHPMU_COUNT_OPEN_TASK, 0, 0) != 0)
             ::_exit(103);

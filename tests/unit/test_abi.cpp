@@ -41,7 +41,10 @@ TEST_CASE("ABI structs have fixed, 8-byte aligned layouts", "[abi]")
     STATIC_REQUIRE(offsetof(archpmu_count_open, sample_flags) == 80);
     STATIC_REQUIRE(offsetof(archpmu_count_open, ring_pages) == 84);
     STATIC_REQUIRE(offsetof(archpmu_count_open, wakeup_bytes) == 88);
-    STATIC_REQUIRE(sizeof(archpmu_count_open) == 96);
+    // The fourth layout (104 bytes): task scope.
+    STATIC_REQUIRE(offsetof(archpmu_count_open, task_pid) == 96);
+    STATIC_REQUIRE(offsetof(archpmu_count_open, task_flags) == 100);
+    STATIC_REQUIRE(sizeof(archpmu_count_open) == 104);
     STATIC_REQUIRE(sizeof(archpmu_sample_event) == 24);
     // data_head and the rest where perf's struct perf_event_mmap_page has them.
     STATIC_REQUIRE(offsetof(archpmu_ring_page, data_head) == 1024);

@@ -57,9 +57,13 @@ TEST_CASE("stat -x prints one line per event, or per CPU with -A", "[stat]")
 TEST_CASE("stat's human output is perf-like", "[stat]")
 {
     archpmu::StatFormat f;
-    f.target = "sleep 1";
+    f.target = "'sleep 1'";
     const auto out = archpmu::stat_human(sample(), f);
     CHECK_THAT(out, Catch::Contains("Performance counter stats for 'sleep 1' (CPUs 0,2):"));
+    f.task = true;  // a task's count has no CPUs, as perf's
+    CHECK_THAT(archpmu::stat_human(sample(), f),
+               Catch::Contains("Performance counter stats for 'sleep 1':\n"));
+    f.task = false;
     CHECK_THAT(out, Catch::Contains("4,000      cycles"));
     CHECK_THAT(out, Catch::Contains("#   0.75 insn per cycle"));
     CHECK_THAT(out, Catch::Contains("1.500000000 seconds time elapsed"));

@@ -6,12 +6,15 @@
  * makes system calls in a loop, so cycles:k samples land in the kernel.
  * "work" runs a fixed amount of work instead (SECONDS is then millions of
  * iterations) and prints how long it took, for the sampling benchmark.
+ * "rusage" spins as "user" does, then prints the user time the process
+ * used, loader included (the task-scope tests compare counts with it).
  */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,7 +60,8 @@ int main(int argc, char **argv)
 	double end;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: archpmu_spin user|syscalls SECONDS [CPU] | work MILLIONS [CPU]\n");
+		fprintf(stderr,
+			"usage: archpmu_spin user|syscalls|rusage SECONDS [CPU] | work MILLIONS [CPU]\n");
 		return 2;
 	}
 	if (argc > 3) {
@@ -78,9 +82,19 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	end = now() + atof(argv[2]);
-	if (!strcmp(argv[1], "user"))
+	if (!strcmp(argv[1], "user")) {
 		archpmu_spin_user(end);
-	else
+	} else if (!strcmp(argv[1], "rusage")) {
+		struct rusage ru;
+
+		archpmu_spin_user(end);
+		getrusage(RUSAGE_SELF, &ru);
+		printf("utime_us %ld stime_us %ld\n",
+		       (long)(ru.ru_utime.tv_sec * 1000000L + ru.ru_utime.tv_usec),
+		       (long)(ru.ru_stime.tv_sec * 1000000L + ru.ru_stime.tv_usec));
+		fflush(stdout);
+	} else {
 		archpmu_spin_syscalls(end);
+	}
 	return 0;
 }
