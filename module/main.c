@@ -110,6 +110,7 @@ static void __exit archpmu_exit(void)
 	archpmu_debugfs_exit();
 	archpmu_chardev_exit();
 	archpmu_netlink_exit();
+	archpmu_task_exit();
 	archpmu_session_hotplug_exit();
 	archpmu_pmi_exit();
 	archpmu_sysfs_exit();

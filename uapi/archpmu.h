@@ -284,11 +284,17 @@ struct archpmu_model_msr {
  *
  * Privilege: CAP_PERFMON (or CAP_SYS_ADMIN), as for every session, and for
  * each task access of ptrace's "read" kind by the module's own rule (the
- * kernel's ptrace_may_access() is not available to modules): the task is
- * in the caller's thread group; or the caller's real, effective and saved
- * uids all equal the task's, likewise the gids, and the task is dumpable;
- * or the caller has CAP_SYS_PTRACE in the task's user namespace. Security
- * modules (Yama's ptrace_scope) are not asked. Without CAP_PERFMON nothing
+ * kernel's ptrace_may_access() is not available to modules), after ptrace's
+ * PTRACE_MODE_READ_REALCREDS: the task is in the caller's thread group; or
+ * the caller's real uid equals the task's real, effective and saved uids,
+ * likewise its real gid the task's gids, and the task is dumpable; or the
+ * caller has CAP_SYS_PTRACE in the task's user namespace. With
+ * ARCHPMU_TASK_PROCESS every thread is checked. Security modules (Yama's
+ * ptrace_scope) are not asked. A task that later execs a set-id (not
+ * dumpable) image leaves the session there, as it would leave perf's
+ * events. Children created faster than the module can follow them (it
+ * keeps a pool of entries for them, grown from process context) are not
+ * counted, and ARCHPMU_VALUE_INCOMPLETE in COUNT_READ says so. Without CAP_PERFMON nothing
  * is counted, not even the caller's own threads: perf_event_paranoid does
  * not apply, because archpmu programs the counters directly and AnyThread
  * or an edge/CMASK event on a shared core is not confined to the task.
@@ -296,10 +302,11 @@ struct archpmu_model_msr {
  * Extra COUNT_OPEN errors:
  *   -EINVAL      task_pid or task_flags without ARCHPMU_COUNT_OPEN_TASK;
  *                unknown task_flags
- *   -ESRCH       no task task_pid in the caller's PID namespace, or it is
+ *   -ESRCH       no task task_pid in the caller's PID namespace, a kernel
+ *                thread, or it (with ARCHPMU_TASK_PROCESS: its process) is
  *                exiting
  *   -EACCES      the caller may not read the task by the rule above
- *   -EOPNOTSUPP  task scope with sample_events (not yet), or on a CPU
+ *   -EOPNOTSUPP  task scope with a sampling event (not yet), or on a CPU
  *                whose PMU is version 1 (no IA32_PERF_GLOBAL_CTRL)
  */
 
@@ -473,6 +480,10 @@ struct archpmu_count_ctl {
 };
 
 #define ARCHPMU_VALUE_OFFLINE	0x001U	/* the CPU is offline: its last count */
+#define ARCHPMU_VALUE_INCOMPLETE 0x002U	/* task scope: children were created faster than
+					 * the module could follow them; some are not
+					 * counted
+					 */
 
 struct archpmu_count_value {
 	__u32 cpu;

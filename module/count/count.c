@@ -355,7 +355,8 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 			vals[n].cpu = c->cpu;
 			vals[n].event = e;
 			vals[n].counter = c->hw[e].counter;
-			vals[n].flags = c->programmed ? 0 : ARCHPMU_VALUE_OFFLINE;
+			vals[n].flags = (c->programmed ? 0 : ARCHPMU_VALUE_OFFLINE) |
+					(READ_ONCE(cl->task_missed) ? ARCHPMU_VALUE_INCOMPLETE : 0);
 			vals[n].value = local64_read(&c->hw[e].total);
 			vals[n].time_enabled = enabled;
 			vals[n].time_running = running;

@@ -35,13 +35,20 @@ static void gate_msrs(const struct archpmu_claims *cl, const struct archpmu_clai
 		archpmu_wrmsr_local(ARCHPMU_MSR_FIXED_CTR_CTRL, (v & ~fixed_mask) | fixed_val);
 }
 
+/*
+ * A read-modify-write: other sessions' bits are written back as read, except
+ * that a sampling counter the PMI handler throttled meanwhile stays stopped.
+ */
 static void gate_global(const struct archpmu_claim *c, bool on)
 {
-	u64 v;
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	u64 v, held;
 
 	if (archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, &v))
 		return;
-	archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, on ? v | c->used : v & ~c->used);
+	v = on ? v | c->used : v & ~c->used;
+	held = atomic64_read(&ctx->throttled) & READ_ONCE(ctx->sampling);
+	archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, v & ~held);
 }
 
 /* The time the tasks ran here, as the gate opens or closes. */
@@ -84,7 +91,8 @@ static void gate_sync_local(struct archpmu_batch *b)
 	struct archpmu_claim *c = claim_of_batch(b);
 	const struct archpmu_claims *cl = c->claims;
 
-	archpmu_claim_gate_local(cl, c, READ_ONCE(cl->task_running) && cl->task_here(cl));
+	archpmu_claim_gate_local(cl, c, READ_ONCE(cl->task_running) &&
+				 !READ_ONCE(cl->suspended) && cl->task_here(cl));
 }
 
 static void gate_off_local(struct archpmu_batch *b)

@@ -120,6 +120,8 @@ struct archpmu_claims {
 	bool (*task_here)(const struct archpmu_claims *cl);
 	void *task;
 	bool task_running;
+	/* Children the session did not follow (task/, under its lock; READ_ONCE). */
+	u64 task_missed;
 	/* Preallocated, so that operations allocate nothing: the CPUs of a round. */
 	cpumask_var_t mask;
 	struct archpmu_round round;

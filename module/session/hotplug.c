@@ -95,9 +95,15 @@ static int session_pm_notify(struct notifier_block *nb, unsigned long action, vo
 		}
 		/* Folds in between would read what suspend left in the PMU. */
 		WRITE_ONCE(s->cl.suspended, before);
-		/* A task session's gates stay shut until the counters are back. */
+		/*
+		 * A task session's gates stay shut until the counters are back;
+		 * tasks are thawed before PM_POST_*, so those already running
+		 * get their gates opened here.
+		 */
 		for (i = 0; before && s->task && i < s->cl.nr_cpus; i++)
 			archpmu_claim_gate_off(&s->cl, &s->cl.cpus[i]);
+		if (!before && s->task)
+			archpmu_claims_gate_sync(&s->cl);
 	}
 	mutex_unlock(&archpmu_own_lock);
 	cpus_read_unlock();

@@ -233,7 +233,7 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 	ret = archpmu_sample_copy_in(cmd, s->specs, &sampling);
 	if (ret)
 		goto err_free;
-	s->task = archpmu_task_create(cmd);
+	s->task = archpmu_task_create(cmd, sampling);
 	if (IS_ERR(s->task)) {
 		ret = PTR_ERR(s->task);
 		s->task = NULL;

@@ -100,7 +100,7 @@ static int add_targets(struct archpmu_task *t, struct task_struct *p)
 			e = list_first_entry_or_null(&spare, struct archpmu_task_target, snode);
 			if (!e)
 				break;
-			if (thread->exit_state)
+			if (thread->exit_state || (thread->flags & PF_EXITING))
 				continue;
 			get_task_struct(thread);
 			e->task = thread;
@@ -112,11 +112,33 @@ err:
 	list_for_each_entry_safe(e, tmp, &spare, snode)
 		archpmu_task_target_put(e);
 	if (list_empty(&t->targets))
-		return -ENOMEM;
+		return i < n ? -ENOMEM : -ESRCH;	/* every thread exited meanwhile */
 	return 0;
 }
 
-struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd)
+/* With ARCHPMU_TASK_PROCESS each thread is checked: threads may differ in credentials. */
+static bool may_read_targets(struct archpmu_task *t)
+{
+	struct archpmu_task_target *e;
+
+	list_for_each_entry(e, &t->targets, snode)
+		if (!may_read(e->task))
+			return false;
+	return true;
+}
+
+/* Alive: the thread, or with ARCHPMU_TASK_PROCESS any thread of its process. */
+static bool alive(struct task_struct *p, u32 flags)
+{
+	if (p->flags & PF_KTHREAD)
+		return false;
+	if (flags & ARCHPMU_TASK_PROCESS)
+		return !(READ_ONCE(p->signal->flags) & SIGNAL_GROUP_EXIT) &&
+		       atomic_read(&p->signal->live) > 0;
+	return !(p->flags & PF_EXITING);
+}
+
+struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, bool sampling)
 {
 	struct task_struct *p = NULL;
 	struct archpmu_task *t;
@@ -129,13 +151,13 @@ struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd)
 	}
 	if (cmd->task_flags & ~(ARCHPMU_TASK_INHERIT | ARCHPMU_TASK_PROCESS))
 		return ERR_PTR(-EINVAL);
-	if (cmd->sample_events || !archpmu_task_supported())
+	if (sampling || !archpmu_task_supported())
 		return ERR_PTR(-EOPNOTSUPP);
 	p = find_thread(cmd->task_pid);
 	if (!p)
 		return ERR_PTR(-ESRCH);
 	ret = -ESRCH;
-	if ((p->flags & PF_EXITING) || (p->flags & PF_KTHREAD))
+	if (!alive(p, cmd->task_flags))
 		goto err_put;
 	ret = -EACCES;
 	if (!may_read(p))
@@ -152,6 +174,8 @@ struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd)
 		goto err_put;
 	}
 	ret = add_targets(t, p);
+	if (!ret && !may_read_targets(t))
+		ret = -EACCES;
 	if (!ret && (t->flags & ARCHPMU_TASK_INHERIT))
 		ret = archpmu_task_pool_init(t);
 	put_task_struct(p);

@@ -2,7 +2,8 @@
 /*
  * Following a task session's tasks. The scheduler's tracepoints, reached
  * through for_each_kernel_tracepoint() (a module cannot name them), are
- * probed only while a task session exists:
+ * probed from the first task session until the module unloads (they return
+ * at once while no task session exists):
  *
  *  - sched_switch, on the CPU, under its runqueue lock with interrupts
  *    disabled: the outgoing task's sessions close their gate on this CPU,
@@ -26,6 +27,7 @@
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/coredump.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
@@ -37,14 +39,16 @@
 
 #define POOL_LEN	64
 #define POOL_LOW	(POOL_LEN / 2)
+#define POOL_MAX	4096
 
 /* Guards the hash's changes, every session's list, pool and closing flag. */
 static DEFINE_RAW_SPINLOCK(targets_lock);
 static DEFINE_HASHTABLE(targets, 10);
 
-static struct tracepoint *tp_switch, *tp_fork;
+static struct tracepoint *tp_switch, *tp_fork, *tp_exec;
 static DEFINE_MUTEX(probes_mutex);
-static unsigned int probes_users;
+static unsigned int probes_users;	/* task sessions; the probes skip all work at 0 */
+static bool probes_registered;
 
 struct archpmu_task_target *archpmu_task_target_new(struct task_struct *task, gfp_t gfp)
 {
@@ -111,6 +115,8 @@ static void probe_switch(void *data, bool preempt, struct task_struct *prev,
 	struct archpmu_claims *cl;
 	struct archpmu_claim *c;
 
+	if (!READ_ONCE(probes_users))
+		return;
 	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)prev) {
 		if (e->task != prev)
 			continue;
@@ -144,9 +150,10 @@ static void follow_child(struct archpmu_task *t, struct task_struct *child)
 		return;
 	e = list_first_entry_or_null(&t->pool, struct archpmu_task_target, snode);
 	if (!e) {
-		t->missed++;
+		WRITE_ONCE(t->cl->task_missed, t->cl->task_missed + 1);
 		return;
 	}
+	t->forks++;
 	list_move(&e->snode, &t->targets);
 	t->pool_len--;
 	get_task_struct(child);
@@ -163,12 +170,41 @@ static void probe_fork(void *data, struct task_struct *parent, struct task_struc
 	struct archpmu_task_target *e;
 	unsigned long flags;
 
+	if (!READ_ONCE(probes_users))
+		return;
 	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)parent) {
 		if (e->task != parent || !(e->owner->flags & ARCHPMU_TASK_INHERIT))
 			continue;
 		raw_spin_lock_irqsave(&targets_lock, flags);
 		follow_child(e->owner, child);
 		raw_spin_unlock_irqrestore(&targets_lock, flags);
+	}
+}
+
+/*
+ * A task that execs an image it may not be read in (set-id, or otherwise not
+ * dumpable) leaves its sessions, as perf's events leave it: the rule that let
+ * the caller count it no longer holds. Its gates close here, on its CPU.
+ */
+static void probe_exec(void *data, struct task_struct *p, pid_t old_pid,
+		       struct linux_binprm *bprm)
+{
+	unsigned int cpu = smp_processor_id();
+	struct archpmu_task_target *e;
+	struct archpmu_claim *c;
+
+	if (!READ_ONCE(probes_users) || !p->mm || get_dumpable(p->mm) == SUID_DUMP_USER)
+		return;
+	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)p) {
+		if (e->task != p || READ_ONCE(e->dead))
+			continue;
+		local_irq_disable();
+		WRITE_ONCE(e->dead, true);
+		c = claim_on(e->owner->cl, cpu);
+		if (c)
+			archpmu_claim_gate_local(e->owner->cl, c, false);
+		local_irq_enable();
+		irq_work_queue(&e->owner->kick);
 	}
 }
 
@@ -241,7 +277,17 @@ static void tend_fn(struct work_struct *work)
 			raw_spin_unlock_irqrestore(&targets_lock, flags);
 		}
 	}
-	archpmu_task_fill_pool(t, POOL_LEN);
+	/* What was forked since the last fill, twice over: a fork storm grows the pool. */
+	if (t->flags & ARCHPMU_TASK_INHERIT) {
+		unsigned int forks;
+
+		raw_spin_lock_irqsave(&targets_lock, flags);
+		forks = t->forks;
+		t->forks = 0;
+		raw_spin_unlock_irqrestore(&targets_lock, flags);
+		archpmu_task_fill_pool(t, max_t(unsigned int, POOL_LEN,
+						min_t(unsigned int, 2 * forks, POOL_MAX)));
+	}
 }
 
 static void kick_fn(struct irq_work *w)
@@ -297,23 +343,37 @@ void archpmu_task_free(struct archpmu_task *t)
 	archpmu_task_probes_put();
 }
 
+/*
+ * The probes are registered with the first task session and stay until the
+ * module unloads: each registration live-patches the scheduler's hottest
+ * code (under QEMU/TCG a patch racing the other CPUs' context switches was
+ * seen to hang them), so it happens once, not at every session.
+ */
 int archpmu_task_probes_get(void)
 {
 	int ret = 0;
 
 	mutex_lock(&probes_mutex);
-	if (probes_users++)
-		goto out;
-	ret = tracepoint_probe_register(tp_switch, probe_switch, NULL);
-	if (ret)
-		goto err;
-	ret = tracepoint_probe_register(tp_fork, probe_fork, NULL);
-	if (!ret)
-		goto out;
+	if (!probes_registered) {
+		ret = tracepoint_probe_register(tp_switch, probe_switch, NULL);
+		if (ret)
+			goto out;
+		ret = tracepoint_probe_register(tp_fork, probe_fork, NULL);
+		if (ret)
+			goto err_switch;
+		ret = tracepoint_probe_register(tp_exec, probe_exec, NULL);
+		if (ret)
+			goto err_fork;
+		probes_registered = true;
+	}
+	WRITE_ONCE(probes_users, probes_users + 1);
+	goto out;
+
+err_fork:
+	tracepoint_probe_unregister(tp_fork, probe_fork, NULL);
+err_switch:
 	tracepoint_probe_unregister(tp_switch, probe_switch, NULL);
 	tracepoint_synchronize_unregister();
-err:
-	probes_users--;
 out:
 	mutex_unlock(&probes_mutex);
 	return ret;
@@ -322,12 +382,7 @@ out:
 void archpmu_task_probes_put(void)
 {
 	mutex_lock(&probes_mutex);
-	if (!--probes_users) {
-		tracepoint_probe_unregister(tp_fork, probe_fork, NULL);
-		tracepoint_probe_unregister(tp_switch, probe_switch, NULL);
-		/* The module text the probes run must outlive their last call. */
-		tracepoint_synchronize_unregister();
-	}
+	WRITE_ONCE(probes_users, probes_users - 1);
 	mutex_unlock(&probes_mutex);
 }
 
@@ -337,24 +392,33 @@ static void find_tracepoint(struct tracepoint *tp, void *priv)
 		tp_switch = tp;
 	else if (!strcmp(tp->name, "sched_process_fork"))
 		tp_fork = tp;
+	else if (!strcmp(tp->name, "sched_process_exec"))
+		tp_exec = tp;
 }
 
 void archpmu_task_init(void)
 {
 	for_each_kernel_tracepoint(find_tracepoint, NULL);
-	if (!tp_switch || !tp_fork) {
+	if (!tp_switch || !tp_fork || !tp_exec) {
 		pr_warn("the scheduler's tracepoints are missing: no task sessions\n");
 		tp_switch = NULL;
-		tp_fork = NULL;
 	}
 }
 
 void archpmu_task_exit(void)
 {
 	WARN_ON(probes_users);
+	if (!probes_registered)
+		return;
+	tracepoint_probe_unregister(tp_exec, probe_exec, NULL);
+	tracepoint_probe_unregister(tp_fork, probe_fork, NULL);
+	tracepoint_probe_unregister(tp_switch, probe_switch, NULL);
+	/* The module text the probes run must outlive their last call. */
+	tracepoint_synchronize_unregister();
+	probes_registered = false;
 }
 
 bool archpmu_task_supported(void)
 {
-	return tp_switch && tp_fork;
+	return tp_switch;
 }

@@ -32,7 +32,7 @@ struct archpmu_task {
 	struct list_head targets;	/* under the lock */
 	struct list_head pool;		/* free entries for children, under the lock */
 	unsigned int pool_len;
-	u64 missed;			/* children not followed: the pool was empty */
+	unsigned int forks;		/* children followed since the pool was last filled */
 	/* From the probes (under the runqueue lock): reap the dead, refill. */
 	struct irq_work kick;
 	struct work_struct tend;
@@ -47,7 +47,7 @@ void archpmu_task_exit(void);
  * to count them, take references and the probes. NULL (no task scope) for
  * a session without ARCHPMU_COUNT_OPEN_TASK; an ERR_PTR on refusal.
  */
-struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd);
+struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, bool sampling);
 /* Once the claims exist: make them the task scope's (cl->task_here). */
 void archpmu_task_bind(struct archpmu_task *t, struct archpmu_claims *cl);
 /* Once the counters are programmed: follow the tasks. */

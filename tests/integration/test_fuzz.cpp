@@ -144,7 +144,16 @@ private:
         if (pick(4) == 0)
             cmd.flags |= ARCHPMU_COUNT_OPEN_START;
         if (pick(20) == 0)
-            cmd.flags |= 1U << (2 + pick(30));  // an unknown flag: refused
+            cmd.flags |= 1U << (3 + pick(29));  // an unknown flag: refused
+        if (pick(6) == 0) {
+            // Task scope: this thread, this process, init, the parent, or anything.
+            cmd.flags |= pick(8) ? ARCHPMU_COUNT_OPEN_TASK : 0;
+            const uint32_t pids[] = {0, static_cast<uint32_t>(::getpid()), 1,
+                                     static_cast<uint32_t>(::getppid()),
+                                     static_cast<uint32_t>(bits())};
+            cmd.task_pid = pids[pick(std::size(pids))];
+            cmd.task_flags = pick(8) == 0 ? static_cast<uint32_t>(bits()) : pick(4);
+        }
         cmd.nr_events = static_cast<uint32_t>(ev.size());
         cmd.nr_cpus = static_cast<uint32_t>(cpus.size());
         cmd.events = pick(30) == 0 ? 16 : reinterpret_cast<uintptr_t>(ev.data());
@@ -172,7 +181,8 @@ private:
         if (cmd.sample_events && ret > 0)
             ++opened_sampling;
         ++opened;
-        if (cmd.flags & ~(ARCHPMU_COUNT_OPEN_FD | ARCHPMU_COUNT_OPEN_START))
+        if (cmd.flags &
+            ~(ARCHPMU_COUNT_OPEN_FD | ARCHPMU_COUNT_OPEN_START | ARCHPMU_COUNT_OPEN_TASK))
             ++bad_opens;  // an unknown flag was accepted
         if (cmd.flags & ARCHPMU_COUNT_OPEN_FD) {
             ++opened_as_file;

@@ -178,9 +178,9 @@ Snapshot SamplingSession::read() const
     snap.timestamp_ns = cmd.timestamp_ns;
     for (std::uint32_t i = 0; i < cmd.nr_values; ++i) {
         const auto& r = raw[i];
-        snap.values.push_back(CountValue{r.cpu, r.event, r.counter,
-                                         (r.flags & ARCHPMU_VALUE_OFFLINE) != 0, r.value,
-                                         r.time_enabled, r.time_running});
+        snap.values.push_back(
+            CountValue{r.cpu, r.event, r.counter, (r.flags & ARCHPMU_VALUE_OFFLINE) != 0, r.value,
+                       r.time_enabled, r.time_running, (r.flags & ARCHPMU_VALUE_INCOMPLETE) != 0});
     }
     return snap;
 }

@@ -170,8 +170,13 @@ int run_stat(const StatOptions& opts)
     for (auto& session : sessions)
         session.stop();
     const std::uint64_t elapsed = ns_since(start);
+    const Snapshot final_counts = read_all(sessions);
     if (!opts.interval_ms)
-        print(stat_totals(sessions.front(), nullptr, read_all(sessions), elapsed), opts, fmt);
+        print(stat_totals(sessions.front(), nullptr, final_counts, elapsed), opts, fmt);
+    if (std::any_of(final_counts.values.begin(), final_counts.values.end(),
+                    [](const CountValue& v) { return v.incomplete; }))
+        std::cerr << "archpmu stat: children were created faster than the module could follow "
+                     "them; some are not counted\n";
 
     return exit_status(child, status);
 }

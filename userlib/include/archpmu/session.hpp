@@ -23,6 +23,9 @@ struct CountValue {
     std::uint64_t value = 0;    // 64-bit, never wraps
     std::uint64_t time_enabled_ns = 0;
     std::uint64_t time_running_ns = 0;
+    // A task session's tasks created children faster than the module could
+    // follow: some are not counted (ARCHPMU_VALUE_INCOMPLETE).
+    bool incomplete = false;
 };
 
 struct Snapshot {
