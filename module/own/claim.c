@@ -183,22 +183,30 @@ u64 archpmu_claim_ctl_expected(const struct archpmu_claims *cl, const struct arc
 
 /* --- rounds over every claim -------------------------------------------- */
 
-/* The claim on @cpu: claims are in ascending CPU order. */
-static struct archpmu_batch *claim_batch_of(struct archpmu_round *r, unsigned int cpu)
+/* Claims are in ascending CPU order. No lock: cpus[] is fixed for the claims' life. */
+struct archpmu_claim *archpmu_claims_on_cpu(struct archpmu_claims *cl, unsigned int cpu)
 {
-	struct archpmu_claims *cl = r->arg;
 	unsigned int lo = 0, hi = cl->nr_cpus, mid;
 
-	while (hi - lo > 1) {
+	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (cl->cpus[mid].cpu <= cpu)
-			lo = mid;
+		if (cl->cpus[mid].cpu == cpu)
+			return &cl->cpus[mid];
+		if (cl->cpus[mid].cpu < cpu)
+			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (WARN_ON_ONCE(!cl->nr_cpus || cl->cpus[lo].cpu != cpu))
+	return NULL;
+}
+
+static struct archpmu_batch *claim_batch_of(struct archpmu_round *r, unsigned int cpu)
+{
+	struct archpmu_claim *c = archpmu_claims_on_cpu(r->arg, cpu);
+
+	if (WARN_ON_ONCE(!c))
 		return NULL;
-	return &cl->cpus[lo].batch;
+	return &c->batch;
 }
 
 int archpmu_claims_init(struct archpmu_claims *cl)

@@ -138,6 +138,8 @@ void archpmu_own_forget(struct archpmu_claims *cl);
  * returns the first error in CPU order, *@bad its claim where asked.
  */
 int archpmu_claims_init(struct archpmu_claims *cl);	/* once cl->cpus is set */
+/* The claim on @cpu, or NULL (any context: cl->cpus does not change). */
+struct archpmu_claim *archpmu_claims_on_cpu(struct archpmu_claims *cl, unsigned int cpu);
 void archpmu_claims_free(struct archpmu_claims *cl);
 int archpmu_claims_save(struct archpmu_claims *cl, struct archpmu_claim **bad);
 int archpmu_claims_program(struct archpmu_claims *cl, bool start, struct archpmu_claim **bad);

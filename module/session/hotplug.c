@@ -15,16 +15,6 @@
 
 static enum cpuhp_state session_hp_state;
 
-static struct archpmu_claim *claim_on(struct archpmu_session *s, unsigned int cpu)
-{
-	unsigned int i;
-
-	for (i = 0; i < s->cl.nr_cpus; i++)
-		if (s->cl.cpus[i].cpu == cpu)
-			return &s->cl.cpus[i];
-	return NULL;
-}
-
 /* Runs on @cpu as it goes down: keep its counts, leave its PMU as found. */
 static int session_cpu_offline(unsigned int cpu)
 {
@@ -33,7 +23,7 @@ static int session_cpu_offline(unsigned int cpu)
 
 	mutex_lock(&archpmu_own_lock);
 	list_for_each_entry(s, &archpmu_sessions, node) {
-		c = claim_on(s, cpu);
+		c = archpmu_claims_on_cpu(&s->cl, cpu);
 		if (!c || !c->programmed)
 			continue;
 		archpmu_count_claim_down(&s->count, c);
@@ -53,7 +43,7 @@ static int session_cpu_online(unsigned int cpu)
 
 	mutex_lock(&archpmu_own_lock);
 	list_for_each_entry(s, &archpmu_sessions, node) {
-		c = claim_on(s, cpu);
+		c = archpmu_claims_on_cpu(&s->cl, cpu);
 		if (!c || c->programmed)
 			continue;
 		err = archpmu_claim_save(&s->cl, c) ?:

@@ -90,23 +90,6 @@ int archpmu_task_fill_pool(struct archpmu_task *t, unsigned int len)
 	}
 }
 
-/* The claim of @cl on @cpu (claims are in ascending CPU order), or NULL. */
-static struct archpmu_claim *claim_on(struct archpmu_claims *cl, unsigned int cpu)
-{
-	unsigned int lo = 0, hi = cl->nr_cpus, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (cl->cpus[mid].cpu == cpu)
-			return &cl->cpus[mid];
-		if (cl->cpus[mid].cpu < cpu)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 static void probe_switch(void *data, bool preempt, struct task_struct *prev,
 			 struct task_struct *next, unsigned int prev_state)
 {
@@ -121,7 +104,7 @@ static void probe_switch(void *data, bool preempt, struct task_struct *prev,
 		if (e->task != prev)
 			continue;
 		cl = e->owner->cl;
-		c = claim_on(cl, cpu);
+		c = archpmu_claims_on_cpu(cl, cpu);
 		if (c)
 			archpmu_claim_gate_local(cl, c, false);
 		if (prev_state & TASK_DEAD) {
@@ -135,7 +118,7 @@ static void probe_switch(void *data, bool preempt, struct task_struct *prev,
 		cl = e->owner->cl;
 		if (!READ_ONCE(cl->task_running) || READ_ONCE(cl->suspended))
 			continue;
-		c = claim_on(cl, cpu);
+		c = archpmu_claims_on_cpu(cl, cpu);
 		if (c && READ_ONCE(c->programmed))
 			archpmu_claim_gate_local(cl, c, true);
 	}
@@ -200,7 +183,7 @@ static void probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 			continue;
 		local_irq_disable();
 		WRITE_ONCE(e->dead, true);
-		c = claim_on(e->owner->cl, cpu);
+		c = archpmu_claims_on_cpu(e->owner->cl, cpu);
 		if (c)
 			archpmu_claim_gate_local(e->owner->cl, c, false);
 		local_irq_enable();
