@@ -34,6 +34,12 @@ struct archpmu_backend {
 	 */
 	struct pt_regs *(*pmi_regs)(struct pt_regs *nmi_regs);
 	void (*pmi_unmask)(void);
+	/*
+	 * Model only, in NMI context: whether this NMI may be one the model
+	 * sent to this CPU that no handler has seen yet (consumed here): its
+	 * overflow may already have been handled, by an NMI that came first.
+	 */
+	bool (*pmi_take)(void);
 	/* Model only: the CPU came online / goes offline (runs on it). */
 	void (*cpu_online)(void);
 	void (*cpu_offline)(void);

@@ -49,6 +49,7 @@
 #include <asm/apic.h>
 #include <asm/hardirq.h>
 #include <asm/irq_regs.h>
+#include <asm/local.h>
 #include <asm/nmi.h>
 #include <asm/ptrace.h>
 
@@ -170,6 +171,7 @@ struct model_pmi {
 	struct pt_regs regs;	/* a copy: the tick's own frame is gone by then */
 	bool regs_valid;	/* until the handler takes them */
 	bool refused;		/* an NMI met a step in progress: send again */
+	local_t unseen;		/* NMIs sent that no handler has taken yet */
 	unsigned int busy;	/* a step is changing the registers */
 };
 
@@ -198,6 +200,7 @@ static void model_send_pmi(struct model_pmi *p, struct pt_regs *regs)
 		p->regs = *regs;
 		WRITE_ONCE(p->regs_valid, true);
 	}
+	local_inc(&p->unseen);
 	apic->send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
 	for (i = 0; i < MODEL_PMI_WAIT_LOOPS && this_cpu_read(irq_stat.__nmi_count) == nmis; i++)
 		cpu_relax();
@@ -486,6 +489,17 @@ static struct pt_regs *model_pmi_regs_op(struct pt_regs *nmi_regs)
 	return &p->regs;
 }
 
+/* The sender never interrupts its NMI: the read and the decrement are one step. */
+static bool model_pmi_take_op(void)
+{
+	struct model_pmi *p = this_cpu_ptr(&model_pmis);
+
+	if (local_read(&p->unseen) <= 0)
+		return false;
+	local_dec(&p->unseen);
+	return true;
+}
+
 static void model_cpuid_op(u32 leaf, u32 subleaf, struct archpmu_cpuid_regs *r)
 {
 	struct archpmu_cpuid_set *c =
@@ -569,6 +583,7 @@ const struct archpmu_backend archpmu_model_backend = {
 	.msr_write = model_wrmsr_op,
 	.inject = model_inject_op,
 	.pmi_regs = model_pmi_regs_op,
+	.pmi_take = model_pmi_take_op,
 	.cpu_online = model_cpu_online_op,
 	.cpu_offline = model_cpu_offline_op,
 };

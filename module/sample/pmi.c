@@ -10,7 +10,9 @@
  * GLOBAL_STATUS, and another agent's handler (perf's, for the NMI
  * watchdog) may ack our bits first, so a counter whose top bit is clear
  * has also overflowed, as in x86_pmu_handle_irq. It claims only its own
- * overflows, and the first NMI within RELEASE_GRACE_NS of a release.
+ * overflows (their number, so that the NMI core swallows a PMI latched
+ * meanwhile), the NMIs the model says it sent, and the first NMI within
+ * RELEASE_GRACE_NS of a release.
  *
  * NMI rules: no lock, no allocation, no printk; wakeups go through each
  * ring's irq_work. It reaches sessions only through the per-CPU context's
@@ -227,22 +229,31 @@ static void handle_overflow(struct archpmu_cpu_ctx *ctx, unsigned int bit,
 		throttle(ctx, BIT_ULL(bit), now);
 }
 
-/* Ours: the interrupt controller is ready for the next one (LVTPC on hw). */
-static int handled(void)
+/*
+ * Ours: the interrupt controller is ready for the next one (LVTPC on hw).
+ * @events overflows handled: more than one tells the NMI core (as perf's
+ * handler does) that a PMI latched meanwhile may find nothing, and is ours.
+ */
+static int handled(unsigned int events)
 {
 	if (archpmu_backend->pmi_unmask)
 		archpmu_backend->pmi_unmask();
-	return NMI_HANDLED;
+	return max(events, 1U);
 }
 
-/* Nothing of ours: unless a release has just taken counters with a PMI on its way. */
-static int not_ours(struct archpmu_cpu_ctx *ctx)
+/*
+ * Nothing to handle: ours all the same if the model sent it, or if a release
+ * has just taken counters with a PMI on its way.
+ */
+static int not_ours(struct archpmu_cpu_ctx *ctx, bool model_sent)
 {
 	u64 released = READ_ONCE(ctx->released_ns);
 
+	if (model_sent)
+		return handled(1);
 	if (released && ktime_get_mono_fast_ns() - released < RELEASE_GRACE_NS) {
 		WRITE_ONCE(ctx->released_ns, 0);
-		return handled();
+		return handled(1);
 	}
 	return NMI_DONE;
 }
@@ -252,14 +263,15 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	u64 sampling = READ_ONCE(ctx->sampling);
 	bool global = global_msrs(ctx);
+	bool model_sent = archpmu_backend->pmi_take && archpmu_backend->pmi_take();
 	struct pt_regs *regs = NULL;
 	u64 t0, t1, ctrl = 0, status, ovf;
+	unsigned int bit, events = 0;
 	unsigned long todo;
-	unsigned int bit;
 	int loops, ret;
 
 	if (!sampling)
-		return not_ours(ctx);
+		return not_ours(ctx, model_sent);
 	t0 = ktime_get_mono_fast_ns();
 	if (global) {
 		ret = archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, &ctrl);
@@ -287,6 +299,7 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 		todo = ovf;
 		for_each_set_bit(bit, &todo, 64)
 			handle_overflow(ctx, bit, regs, t0);
+		events += hweight64(ovf);
 	}
 	t1 = ktime_get_mono_fast_ns();
 	ctx->tick_nmi_ns += t1 - t0;
@@ -299,7 +312,7 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 	if (global)
 		archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL,
 				    ctrl & ~(atomic64_read(&ctx->throttled) & sampling));
-	return loops ? handled() : not_ours(ctx);
+	return loops ? handled(events) : not_ours(ctx, model_sent);
 }
 
 /* perf_adjust_period: the period that gives @hw->freq samples a second, low-pass. */
