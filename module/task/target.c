@@ -242,6 +242,11 @@ static void tend_fn(struct work_struct *work)
 	LIST_HEAD(reaped);
 
 	raw_spin_lock_irqsave(&targets_lock, flags);
+	/* Detach has taken every entry off the hash: deleting one again would fault. */
+	if (t->closing) {
+		raw_spin_unlock_irqrestore(&targets_lock, flags);
+		return;
+	}
 	list_for_each_entry_safe(e, tmp, &t->targets, snode) {
 		if (!READ_ONCE(e->dead))
 			continue;
