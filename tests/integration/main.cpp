@@ -28,7 +28,7 @@ public:
         // A hung run names the test case it hung in, on the console and in dmesg.
         std::fprintf(stderr, "itest: start '%s'\n", info.name.c_str());
         if (FILE* kmsg = std::fopen("/dev/kmsg", "we")) {
-            std::fprintf(kmsg, "archpmu_itest: start '%s'\n", info.name.c_str());
+            std::fprintf(kmsg, "<6>archpmu_itest: start '%s'\n", info.name.c_str());
             std::fclose(kmsg);
         }
         log_ = std::make_unique<archpmu::itest::KernelLog>();
