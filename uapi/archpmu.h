@@ -46,6 +46,7 @@
 #define ARCHPMU_CAP_REGS	0x100ULL /* ARCHPMU_IOC_REGS */
 #define ARCHPMU_CAP_NETLINK	0x200ULL /* the generic netlink family (archpmu_netlink.h) */
 #define ARCHPMU_CAP_TASK	0x400ULL /* ARCHPMU_COUNT_OPEN_TASK, ARCHPMU_INJECT_HERE */
+#define ARCHPMU_CAP_ENABLE_ON_EXEC 0x800ULL /* ARCHPMU_TASK_ENABLE_ON_EXEC */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -292,9 +293,16 @@ struct archpmu_model_msr {
  * ARCHPMU_TASK_PROCESS every thread is checked. Security modules (Yama's
  * ptrace_scope) are not asked. A task that later execs a set-id (not
  * dumpable) image leaves the session there, as it would leave perf's
- * events. Children created faster than the module can follow them (it
- * keeps a pool of entries for them, grown from process context) are not
- * counted, and ARCHPMU_VALUE_INCOMPLETE in COUNT_READ says so. Without CAP_PERFMON nothing
+ * events. With ARCHPMU_TASK_ENABLE_ON_EXEC (capability
+ * ARCHPMU_CAP_ENABLE_ON_EXEC), COUNT_START (or ARCHPMU_COUNT_OPEN_START)
+ * only arms the session: it starts at the first exec of one of its tasks,
+ * so a command started held before its exec is counted from its first
+ * instruction on and nothing before (perf's enable_on_exec); until then
+ * time_enabled stays 0. Its other tasks then running on other CPUs start at
+ * their next switch-in; a STOP and START after that exec start at once.
+ * Children created faster than the module can follow them (it keeps a pool
+ * of entries for them, grown from process context) are not counted, and
+ * ARCHPMU_VALUE_INCOMPLETE in COUNT_READ says so. Without CAP_PERFMON nothing
  * is counted, not even the caller's own threads: perf_event_paranoid does
  * not apply, because archpmu programs the counters directly and AnyThread
  * or an edge/CMASK event on a shared core is not confined to the task.
@@ -318,6 +326,7 @@ struct archpmu_model_msr {
 /* archpmu_count_open.task_flags */
 #define ARCHPMU_TASK_INHERIT	0x001U	/* and the threads and children they create */
 #define ARCHPMU_TASK_PROCESS	0x002U	/* every thread of task_pid's process */
+#define ARCHPMU_TASK_ENABLE_ON_EXEC 0x004U /* start at the first exec, not at COUNT_START */
 
 #define ARCHPMU_EVENT_GP_ONLY	0x001U	/* never a fixed counter */
 #define ARCHPMU_EVENT_PIN	0x002U	/* exactly the counter in .counter */

@@ -279,7 +279,7 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 			break;
 		note = ARCHPMU_GENL_EVENT_SESSION_STOP;
 		if (cl->task_here) {
-			WRITE_ONCE(cl->task_running, false);
+			xchg(&cl->task_state, ARCHPMU_TASK_STOPPED);
 			ret = archpmu_claims_gate_sync(cl);
 		}
 		ret = claims_read(cl, !cl->task_here, false) ?: ret;
@@ -314,7 +314,9 @@ void archpmu_count_started(struct archpmu_count *ct, u64 now)
 		ct->cl->cpus[i].times.since = now;
 	ct->running = true;
 	if (ct->cl->task_here) {
-		WRITE_ONCE(ct->cl->task_running, true);
+		bool armed = ct->cl->task_on_exec && !READ_ONCE(ct->cl->task_exec_seen);
+
+		xchg(&ct->cl->task_state, armed ? ARCHPMU_TASK_ARMED : ARCHPMU_TASK_RUNNING);
 		archpmu_claims_gate_sync(ct->cl);
 	}
 	schedule_delayed_work(&ct->fold_work, ct->fold_period);

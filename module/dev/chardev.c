@@ -35,7 +35,7 @@ u64 archpmu_capabilities(void)
 	if (archpmu_backend->id == ARCHPMU_BACKEND_MODEL)
 		caps |= ARCHPMU_CAP_MODEL_MSR | ARCHPMU_CAP_MODEL_INJECT;
 	if (archpmu_task_supported())
-		caps |= ARCHPMU_CAP_TASK;
+		caps |= ARCHPMU_CAP_TASK | ARCHPMU_CAP_ENABLE_ON_EXEC;
 	return caps;
 }
 

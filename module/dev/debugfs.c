@@ -14,6 +14,9 @@
  *       its own, on every CPU, and the nanoseconds it spent in them
  *   /sys/kernel/debug/archpmu/fail_model_wrmsr_nth  model backend only: n
  *       makes the n-th model WRMSR from now on raise #GP (tests)
+ *   /sys/kernel/debug/archpmu/task_pool_max  model backend only: the most
+ *       entries a task session keeps for the children it follows (4096; 0
+ *       follows none: tests)
  *   /sys/kernel/debug/archpmu/fail_cpu_online/   fault injection on the CPU-
  *       online path (kernels with CONFIG_FAULT_INJECTION_DEBUG_FS; tests)
  */
@@ -22,6 +25,7 @@
 
 #include "../count/count.h"
 #include "../sample/sample.h"
+#include "../task/task.h"
 #include "../pmu/pmu.h"
 #include "dev.h"
 
@@ -97,6 +101,21 @@ static int cross_call_mode_set(void *data, u64 val)
 DEFINE_DEBUGFS_ATTRIBUTE(cross_call_mode_fops, cross_call_mode_get, cross_call_mode_set,
 			 "%llu\n");
 
+static int task_pool_max_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(archpmu_task_pool_max);
+	return 0;
+}
+
+static int task_pool_max_set(void *data, u64 val)
+{
+	if (val > ARCHPMU_TASK_POOL_MAX)
+		return -EINVAL;
+	WRITE_ONCE(archpmu_task_pool_max, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(task_pool_max_fops, task_pool_max_get, task_pool_max_set, "%llu\n");
+
 void archpmu_debugfs_init(void)
 {
 	archpmu_debugfs_dir = debugfs_create_dir("archpmu", NULL);
@@ -111,9 +130,12 @@ void archpmu_debugfs_init(void)
 	debugfs_create_file_unsafe("pmi_handled", 0400, archpmu_debugfs_dir, NULL,
 				   &pmi_handled_fops);
 	debugfs_create_file_unsafe("pmi_ns", 0400, archpmu_debugfs_dir, NULL, &pmi_ns_fops);
-	if (archpmu_backend->id == ARCHPMU_BACKEND_MODEL)
+	if (archpmu_backend->id == ARCHPMU_BACKEND_MODEL) {
 		debugfs_create_file_unsafe("fail_model_wrmsr_nth", 0600, archpmu_debugfs_dir,
 					   NULL, &fail_nth_fops);
+		debugfs_create_file_unsafe("task_pool_max", 0600, archpmu_debugfs_dir, NULL,
+					   &task_pool_max_fops);
+	}
 	archpmu_sysfs_debugfs_init(archpmu_debugfs_dir);
 }
 

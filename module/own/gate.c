@@ -91,7 +91,7 @@ static void gate_sync_local(struct archpmu_batch *b)
 	struct archpmu_claim *c = claim_of_batch(b);
 	const struct archpmu_claims *cl = c->claims;
 
-	archpmu_claim_gate_local(cl, c, READ_ONCE(cl->task_running) &&
+	archpmu_claim_gate_local(cl, c, archpmu_task_running(cl) &&
 				 !READ_ONCE(cl->suspended) && cl->task_here(cl));
 }
 

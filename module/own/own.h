@@ -114,18 +114,30 @@ struct archpmu_claims {
 	/*
 	 * Task sessions (task/ sets these before the claims are programmed):
 	 * is the task running on this CPU one of the session's? Called on the
-	 * CPU with interrupts disabled. task_running: the session is started,
-	 * so a task of it switched in starts the counters (WRITE_ONCE).
+	 * CPU with interrupts disabled. task_state (xchg and cmpxchg, as the
+	 * exec probe and COUNT_START/STOP race): while RUNNING, a task of the
+	 * session switched in starts the counters; ARMED (COUNT_START with
+	 * task_on_exec, until task_exec_seen) turns RUNNING at the first exec
+	 * of one of its tasks; a START after it runs at once, as perf's.
 	 */
 	bool (*task_here)(const struct archpmu_claims *cl);
 	void *task;
-	bool task_running;
+	int task_state;		/* ARCHPMU_TASK_STOPPED, _ARMED or _RUNNING */
+	bool task_on_exec;
+	bool task_exec_seen;	/* WRITE_ONCE by the exec probe */
 	/* Children the session did not follow (task/, under its lock; READ_ONCE). */
 	u64 task_missed;
 	/* Preallocated, so that operations allocate nothing: the CPUs of a round. */
 	cpumask_var_t mask;
 	struct archpmu_round round;
 };
+
+enum { ARCHPMU_TASK_STOPPED, ARCHPMU_TASK_ARMED, ARCHPMU_TASK_RUNNING };
+
+static inline bool archpmu_task_running(const struct archpmu_claims *cl)
+{
+	return READ_ONCE(cl->task_state) == ARCHPMU_TASK_RUNNING;
+}
 
 /* plan.c, under archpmu_own_lock and cpus_read_lock() */
 int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out);

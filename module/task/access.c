@@ -149,7 +149,8 @@ struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, b
 			return ERR_PTR(-EINVAL);
 		return NULL;
 	}
-	if (cmd->task_flags & ~(ARCHPMU_TASK_INHERIT | ARCHPMU_TASK_PROCESS))
+	if (cmd->task_flags & ~(ARCHPMU_TASK_INHERIT | ARCHPMU_TASK_PROCESS |
+				ARCHPMU_TASK_ENABLE_ON_EXEC))
 		return ERR_PTR(-EINVAL);
 	if (sampling || !archpmu_task_supported())
 		return ERR_PTR(-EOPNOTSUPP);

@@ -39,11 +39,14 @@
 
 #define POOL_LEN	64
 #define POOL_LOW	(POOL_LEN / 2)
-#define POOL_MAX	4096
+#define POOL_MAX	ARCHPMU_TASK_POOL_MAX
 
 /* Guards the hash's changes, every session's list, pool and closing flag. */
 static DEFINE_RAW_SPINLOCK(targets_lock);
 static DEFINE_HASHTABLE(targets, 10);
+
+/* Test-only (debugfs task_pool_max): 0 leaves every child unfollowed. */
+unsigned int archpmu_task_pool_max = POOL_MAX;
 
 static struct tracepoint *tp_switch, *tp_fork, *tp_exec;
 static DEFINE_MUTEX(probes_mutex);
@@ -73,6 +76,7 @@ int archpmu_task_fill_pool(struct archpmu_task *t, unsigned int len)
 	struct archpmu_task_target *e;
 	unsigned long flags;
 
+	len = min(len, READ_ONCE(archpmu_task_pool_max));
 	for (;;) {
 		raw_spin_lock_irqsave(&targets_lock, flags);
 		if (t->closing || t->pool_len >= len) {
@@ -116,7 +120,7 @@ static void probe_switch(void *data, bool preempt, struct task_struct *prev,
 		if (e->task != next || READ_ONCE(e->dead))
 			continue;
 		cl = e->owner->cl;
-		if (!READ_ONCE(cl->task_running) || READ_ONCE(cl->suspended))
+		if (!archpmu_task_running(cl) || READ_ONCE(cl->suspended))
 			continue;
 		c = archpmu_claims_on_cpu(cl, cpu);
 		if (c && READ_ONCE(c->programmed))
@@ -165,29 +169,43 @@ static void probe_fork(void *data, struct task_struct *parent, struct task_struc
 }
 
 /*
- * A task that execs an image it may not be read in (set-id, or otherwise not
- * dumpable) leaves its sessions, as perf's events leave it: the rule that let
- * the caller count it no longer holds. Its gates close here, on its CPU.
+ * In the task that execs, on its CPU. An armed session (enable-on-exec)
+ * starts here. A task that execs an image it may not be read in (set-id, or
+ * otherwise not dumpable) leaves its sessions, as perf's events leave it:
+ * the rule that let the caller count it no longer holds. Interrupts are off
+ * from the state change to the gate, so a STOP's gate round comes after.
  */
 static void probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 		       struct linux_binprm *bprm)
 {
 	unsigned int cpu = smp_processor_id();
 	struct archpmu_task_target *e;
+	struct archpmu_claims *cl;
 	struct archpmu_claim *c;
+	bool leave;
 
-	if (!READ_ONCE(probes_users) || !p->mm || get_dumpable(p->mm) == SUID_DUMP_USER)
+	if (!READ_ONCE(probes_users) || !p->mm)
 		return;
+	leave = get_dumpable(p->mm) != SUID_DUMP_USER;
 	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)p) {
 		if (e->task != p || READ_ONCE(e->dead))
 			continue;
+		cl = e->owner->cl;
 		local_irq_disable();
-		WRITE_ONCE(e->dead, true);
-		c = archpmu_claims_on_cpu(e->owner->cl, cpu);
-		if (c)
-			archpmu_claim_gate_local(e->owner->cl, c, false);
+		c = archpmu_claims_on_cpu(cl, cpu);
+		if (leave) {
+			WRITE_ONCE(e->dead, true);
+			if (c)
+				archpmu_claim_gate_local(cl, c, false);
+		} else if (cmpxchg(&cl->task_state, ARCHPMU_TASK_ARMED,
+				   ARCHPMU_TASK_RUNNING) == ARCHPMU_TASK_ARMED) {
+			WRITE_ONCE(cl->task_exec_seen, true);
+			if (c && READ_ONCE(c->programmed) && !READ_ONCE(cl->suspended))
+				archpmu_claim_gate_local(cl, c, true);
+		}
 		local_irq_enable();
-		irq_work_queue(&e->owner->kick);
+		if (leave)
+			irq_work_queue(&e->owner->kick);
 	}
 }
 
@@ -210,6 +228,7 @@ void archpmu_task_bind(struct archpmu_task *t, struct archpmu_claims *cl)
 	t->cl = cl;
 	cl->task = t;
 	cl->task_here = task_here;
+	cl->task_on_exec = t->flags & ARCHPMU_TASK_ENABLE_ON_EXEC;
 }
 
 void archpmu_task_attach(struct archpmu_task *t)

@@ -69,5 +69,8 @@ void archpmu_task_scope_init(struct archpmu_task *t);
 int archpmu_task_pool_init(struct archpmu_task *t);
 /* The scheduler's tracepoints were found. */
 bool archpmu_task_supported(void);
+/* Test-only (dev/debugfs.c): the most entries a session keeps for children. */
+extern unsigned int archpmu_task_pool_max;
+#define ARCHPMU_TASK_POOL_MAX	4096
 
 #endif /* ARCHPMU_TASK_TASK_H */
