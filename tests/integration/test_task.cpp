@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -77,6 +78,16 @@ archpmu::Session self_session(const std::string& events = "branches")
         "/dev/archpmu", archpmu::parse_event_list(events),
         archpmu::TaskScope{archpmu::TaskScope::Kind::thread, 0, false},
         archpmu::Session::Start::now);
+}
+
+// In a forked child: an injection failure exits the child, never throws into Catch.
+void child_inject(uint32_t code, uint64_t count) noexcept
+{
+    try {
+        inject_here(code, count);
+    } catch (...) {
+        ::_exit(3);
+    }
 }
 
 std::string spin()
@@ -218,7 +229,7 @@ TEST_CASE("a task session on another process follows its children, exited ones i
         char c = 0;
         if (::read(go[0], &c, 1) != 1)
             ::_exit(1);
-        inject_here(kBranches, 1000);
+        child_inject(kBranches, 1000);
         // Two generations below, and gone before the parent reads.
         const int status = std::system((inject_here_cmd(20) + " & " + inject_here_cmd(30) +
                                         "; wait; sh -c '" + inject_here_cmd(7) + "'")
@@ -249,7 +260,7 @@ TEST_CASE("stat -- COMMAND counts the command and its children, nothing else", "
     REQUIRE(bystander >= 0);
     if (bystander == 0) {
         for (;;) {
-            inject_here(kBranches, 1);
+            child_inject(kBranches, 1);
             ::usleep(1000);
         }
     }
@@ -266,7 +277,7 @@ TEST_CASE("stat -- COMMAND counts the command and its children, nothing else", "
     REQUIRE(again >= 0);
     if (again == 0) {
         for (;;) {
-            inject_here(kBranches, 1);
+            child_inject(kBranches, 1);
             ::usleep(1000);
         }
     }
@@ -342,6 +353,30 @@ TEST_CASE("stat -- COMMAND counts the command's time, not the busy CPUs'", "[tas
     CHECK(std::abs(static_cast<double>(total(counts, 0)) - user) < user * 0.15);
 }
 
+TEST_CASE("stat -r N runs the command N times and prints the mean, as perf", "[task][stat-tool]")
+{
+    LoadedModule module(kExact);
+    const auto r = run_tool("stat -r 3 --json -e branches -- " + inject_here_cmd(100));
+    REQUIRE(r.status == 0);
+    const auto doc = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+    CHECK(doc["runs"] == 3);
+    CHECK(doc["events"][0]["value"] == 100);
+    CHECK(doc["events"][0]["stddev_pct"] == 0.0);
+
+    const std::string runs = "/tmp/archpmu-stat-runs";
+    ::unlink(runs.c_str());
+    const auto h = run_tool("stat -r 4 -e branches -- sh -c 'echo run >> " + runs + "; " +
+                            inject_here_cmd(10) + "'");
+    INFO(h.out);
+    CHECK(h.status == 0);
+    CHECK(run_command("wc -l < " + runs).out == "4\n");
+    CHECK_THAT(h.out, Catch::Contains("(4 runs):") && Catch::Contains("( +-  0.00% )") &&
+                          Catch::Contains("seconds time elapsed  ( +-"));
+    ::unlink(runs.c_str());
+    // The last run's exit status, as perf.
+    CHECK(run_tool("stat -r 2 -e branches -- sh -c 'exit 3'").status == 3);
+}
+
 TEST_CASE("stat -p and -t count running tasks", "[task][stat-tool]")
 {
     LoadedModule module("backend=model");
@@ -409,6 +444,139 @@ TEST_CASE("counting another user's task needs ptrace access", "[task][errors]")
     CHECK(WEXITSTATUS(status) == 0);
 }
 
+TEST_CASE("an enable-on-exec session counts from the exec on, nothing before", "[task]")
+{
+    LoadedModule module(kExact);
+    for (const bool on_exec : {true, false}) {
+        INFO("enable-on-exec " << on_exec);
+        int go[2];
+        int ready[2];
+        int exec_now[2];
+        REQUIRE(::pipe(go) == 0);
+        REQUIRE(::pipe(ready) == 0);
+        REQUIRE(::pipe(exec_now) == 0);
+        const pid_t child = ::fork();
+        REQUIRE(child >= 0);
+        if (child == 0) {
+            char c = 0;
+            if (::read(go[0], &c, 1) != 1)
+                ::_exit(1);
+            child_inject(kBranches, 500);  // before the exec: not counted when on_exec
+            if (::write(ready[1], "r", 1) != 1 || ::read(exec_now[0], &c, 1) != 1)
+                ::_exit(1);
+            ::execl(ARCHPMU_ITEST, "archpmu_itest", "--inject", "here", "0xc4", "70",
+                    static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        auto session = archpmu::Session::for_task(
+            "/dev/archpmu", archpmu::parse_event_list("branches"),
+            archpmu::TaskScope{archpmu::TaskScope::Kind::process, child, true, on_exec},
+            archpmu::Session::Start::now);
+        // The child has run and injected, but not exec'd: armed, nothing counted, no time.
+        char c = 0;
+        REQUIRE(::write(go[1], "g", 1) == 1);
+        REQUIRE(::read(ready[0], &c, 1) == 1);
+        const auto before_exec = session.read();
+        CHECK(total(before_exec) == (on_exec ? 0U : 500U));
+        if (on_exec)
+            for (const auto& v : before_exec.values)
+                CHECK(v.time_enabled_ns == 0);
+        REQUIRE(::write(exec_now[1], "x", 1) == 1);
+        int status = 0;
+        REQUIRE(::waitpid(child, &status, 0) == child);
+        REQUIRE(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 0);
+        for (const int fd : {go[0], go[1], ready[0], ready[1], exec_now[0], exec_now[1]})
+            ::close(fd);
+        const auto counts = session.read();
+        CHECK(total(counts) == (on_exec ? 70U : 570U));
+        uint64_t running_ns = 0;
+        for (const auto& v : counts.values)
+            running_ns += v.time_running_ns;
+        CHECK(running_ns > 0);
+        // After the exec a STOP and START count at once: no second exec is awaited.
+        session.stop();
+        session.start();
+        inject_here(kBranches, 3);  // the test's own thread: not one of the session's
+        CHECK(total(session.read()) == (on_exec ? 70U : 570U));
+    }
+    // A STOP before the exec disarms it: the exec then starts nothing.
+    int go[2];
+    REQUIRE(::pipe(go) == 0);
+    const pid_t held = ::fork();
+    REQUIRE(held >= 0);
+    if (held == 0) {
+        ::close(go[1]);
+        char c = 0;
+        if (::read(go[0], &c, 1) != 1)
+            ::_exit(1);
+        ::execl(ARCHPMU_ITEST, "archpmu_itest", "--inject", "here", "0xc4", "9",
+                static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(go[0]);
+    auto stopped = archpmu::Session::for_task(
+        "/dev/archpmu", archpmu::parse_event_list("branches"),
+        archpmu::TaskScope{archpmu::TaskScope::Kind::process, held, true, true},
+        archpmu::Session::Start::now);
+    stopped.stop();
+    REQUIRE(::write(go[1], "g", 1) == 1);
+    ::close(go[1]);
+    int status = 0;
+    REQUIRE(::waitpid(held, &status, 0) == held);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    CHECK(total(stopped.read()) == 0);
+}
+
+TEST_CASE("children the module could not follow are flagged, and stat warns", "[task]")
+{
+    LoadedModule module(kExact);
+    {
+        // An empty pool: every child is missed, deterministically.
+        std::ofstream pool("/sys/kernel/debug/archpmu/task_pool_max");
+        pool << 0 << std::flush;
+        REQUIRE(pool.good());
+    }
+    int go[2];
+    REQUIRE(::pipe(go) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        ::close(go[1]);
+        char c = 0;
+        if (::read(go[0], &c, 1) != 1)
+            ::_exit(1);
+        child_inject(kBranches, 10);
+        const int status = std::system(inject_here_cmd(5).c_str());
+        ::_exit(status == 0 ? 0 : 2);
+    }
+    ::close(go[0]);
+    auto session = archpmu::Session::for_task(
+        "/dev/archpmu", archpmu::parse_event_list("branches"),
+        archpmu::TaskScope{archpmu::TaskScope::Kind::process, child, true},
+        archpmu::Session::Start::now);
+    const auto before = session.read();
+    REQUIRE(::write(go[1], "g", 1) == 1);
+    ::close(go[1]);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(status == 0);
+    const auto counts = session.read();
+    // The target's own 10; its child's 5 are lost, and every value says so.
+    CHECK(total(counts) == 10);
+    for (const auto& v : before.values)
+        CHECK_FALSE(v.incomplete);
+    for (const auto& v : counts.values)
+        CHECK(v.incomplete);
+
+    // `; true`: the shell forks the injector rather than exec it.
+    const auto r = run_tool("stat --json -e branches -- sh -c '" + inject_here_cmd(5) + "; true'");
+    INFO(r.out);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("some are not counted") != std::string::npos);
+    CHECK(r.out.find("\"value\": 0") != std::string::npos);
+}
+
 TEST_CASE("task scope's bad input gets its own errno", "[task][errors]")
 {
     {
@@ -416,7 +584,7 @@ TEST_CASE("task scope's bad input gets its own errno", "[task][errors]")
         const auto self = static_cast<uint32_t>(::getpid());
         CHECK(task_open_errno(0, self, 0) == EINVAL);  // task_pid without the flag
         CHECK(task_open_errno(0, 0, ARCHPMU_TASK_INHERIT) == EINVAL);
-        CHECK(task_open_errno(ARCHPMU_COUNT_OPEN_TASK, 0, 0x4) == EINVAL);
+        CHECK(task_open_errno(ARCHPMU_COUNT_OPEN_TASK, 0, 0x8) == EINVAL);
         CHECK(task_open_errno(ARCHPMU_COUNT_OPEN_TASK, 4000000, 0) == ESRCH);
         CHECK(task_open_errno(ARCHPMU_COUNT_OPEN_TASK, 0x80000000U, 0) == ESRCH);
         CHECK(task_open_errno(ARCHPMU_COUNT_OPEN_TASK, 2, 0) == ESRCH);  // kthreadd

@@ -283,3 +283,24 @@ TEST_CASE("the archpmu binary refuses bad arguments with one stderr line", "[sta
     CHECK(r.status == 2);
     CHECK(r.err == "archpmu stat: The following argument was not expected: --bogus\n");
 }
+
+TEST_CASE("stat -r takes 1-1000000 runs of a COMMAND, without -p, -t or -I", "[stat-args]")
+{
+    auto cmd = parse({"stat", "-r", "5", "--", "true"});
+    REQUIRE(cmd.action == Command::Action::stat);
+    CHECK(cmd.stat.repeat == 5);
+    CHECK(parse({"stat", "--", "true"}).stat.repeat == 1);
+    for (const char* bad : {"0", "1000001"}) {
+        INFO(bad);
+        CHECK(refused({"stat", "-r", bad, "--", "true"}) ==
+              std::string("archpmu stat: -r/--repeat: '") + bad +
+                  "' is out of range; give a whole number 1-1000000");
+    }
+    CHECK(refused({"stat", "-r", "x", "--", "true"}) ==
+          "archpmu stat: -r/--repeat: 'x' is not a whole number; give a whole number 1-1000000");
+    CHECK_THAT(refused({"stat", "-r", "3", "--duration", "1"}, 2),
+               Contains("-r/--repeat runs a COMMAND again and again"));
+    CHECK_THAT(refused({"stat", "-r", "3", "-p", "1", "--", "true"}, 2), Contains("without -p"));
+    CHECK_THAT(refused({"stat", "-r", "3", "-I", "100", "--", "true"}, 2),
+               Contains("-r/--repeat and -I/--interval-print exclude each other"));
+}

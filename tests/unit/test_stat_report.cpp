@@ -71,6 +71,67 @@ TEST_CASE("stat's human output is perf-like", "[stat]")
     CHECK_THAT(archpmu::stat_human(sample(), f), Catch::Contains("CPU2(offline)"));
 }
 
+TEST_CASE("stat -r prints each count's mean and perf's spread of it", "[stat]")
+{
+    // Totals 4000, 4400, 3600 cycles: mean 4000, standard deviation 400, of
+    // the mean 400 / sqrt(3) = 230.94, 5.77% of it.
+    auto a = sample();
+    auto b = sample();
+    auto c = sample();
+    b.per_cpu[0] = {1200, 3200};
+    c.per_cpu[0] = {800, 2800};
+    b.elapsed_ns = 1600000000;
+    c.elapsed_ns = 1400000000;
+    const auto m = archpmu::stat_mean({a, b, c});
+    CHECK(m.runs == 3);
+    CHECK(m.total(0) == 4000);
+    CHECK(m.per_cpu[0] == std::vector<std::uint64_t>{1000, 3000});
+    CHECK(m.noise_pct[0] == Approx(5.7735).epsilon(1e-4));
+    CHECK(m.noise_pct[1] == 0);  // the same in every run
+    CHECK(m.elapsed_ns == 1500000000);
+    CHECK(m.elapsed_noise_ns == Approx(57735027).epsilon(1e-6));
+
+    archpmu::StatFormat f;
+    f.task = true;
+    f.target = "'sleep 1'";
+    const auto out = archpmu::stat_human(m, f);
+    CHECK_THAT(out, Catch::Contains("Performance counter stats for 'sleep 1' (3 runs):\n"));
+    CHECK_THAT(out, Catch::Contains("4,000      cycles") && Catch::Contains("( +-  5.77% )"));
+    CHECK_THAT(out,
+               Catch::Contains("1.500000000 +- 0.057735027 seconds time elapsed  ( +-  3.85% )"));
+    f.separator = ",";
+    CHECK_THAT(archpmu::stat_csv(m, f), Catch::StartsWith("4000,cycles,fixed1,5.77%\n"));
+    const auto doc = nlohmann::json::parse(archpmu::stat_json(m));
+    CHECK(doc["runs"] == 3);
+    CHECK(doc["elapsed_stddev_ns"] == 57735027);
+    CHECK(doc["events"][0]["stddev_pct"].get<double>() == Approx(5.7735).epsilon(1e-4));
+    // One run prints as before: no spread anywhere.
+    CHECK(archpmu::stat_human(a, f).find("+-") == std::string::npos);
+    CHECK_FALSE(nlohmann::json::parse(archpmu::stat_json(a)).contains("runs"));
+}
+
+TEST_CASE("stat -r's per-CPU means add up to the mean total, over every CPU any run had", "[stat]")
+{
+    // 100 a run, on CPU 0 once and on CPU 2 twice: 33.3 and 66.7, which add up to 100.
+    auto a = sample();
+    auto b = sample();
+    auto c = sample();
+    a.per_cpu[2] = {100, 0};
+    b.per_cpu[2] = {0, 100};
+    c.per_cpu[2] = {0, 100};
+    // A CPU that came online between runs: the third run also had CPU 1.
+    c.cpus = {0, 1, 2};
+    c.offline = {false, false, false};
+    c.per_cpu = {{1000, 0, 3000}, {2000, 0, 1000}, {0, 0, 100}};
+    const auto m = archpmu::stat_mean({a, b, c});
+    CHECK(m.cpus == std::vector<std::uint32_t>{0, 1, 2});
+    CHECK(m.per_cpu[2] == std::vector<std::uint64_t>{33, 0, 67});
+    CHECK(m.total(2) == 100);
+    CHECK(m.total(0) == 4000);
+    CHECK(m.noise_pct[2] == 0);
+    CHECK(m.offline == std::vector<bool>{false, false, true});
+}
+
 TEST_CASE("thousands separators", "[stat]")
 {
     CHECK(archpmu::thousands(0) == "0");

@@ -83,12 +83,25 @@ void PendingCommand::release()
         return;
     const char go = 1;
     ssize_t n = 0;
+    // A child already gone (a Ctrl-C reached it) is an error here, not a SIGPIPE that
+    // kills the caller: the signal is blocked for the write and taken back if raised.
+    sigset_t pipe_set;
+    sigset_t old_set;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
     do
         n = ::write(go_.get(), &go, 1);
     while (n < 0 && errno == EINTR);
+    const int err = n == 1 ? 0 : (errno ? errno : EIO);
+    if (err == EPIPE) {
+        const timespec none{};
+        ::sigtimedwait(&pipe_set, nullptr, &none);
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
     go_.reset();
-    if (n != 1)
-        throw Error(errno ? errno : EIO, "starting the command");
+    if (err)
+        throw Error(err, "starting the command");
     released_ = true;
 }
 

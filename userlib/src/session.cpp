@@ -208,8 +208,13 @@ void Session::open(const std::string& device_path, const std::vector<std::uint32
             throw Error(EINVAL, "task " + std::to_string(task->pid) + ": not a process id");
         cmd.flags |= ARCHPMU_COUNT_OPEN_TASK;
         cmd.task_pid = static_cast<std::uint32_t>(task->pid);
+        if (task->enable_on_exec && !(caps & ARCHPMU_CAP_ENABLE_ON_EXEC))
+            throw Error(EOPNOTSUPP,
+                        "this archpmu module cannot start a session at exec (no "
+                        "ARCHPMU_CAP_ENABLE_ON_EXEC): load a newer one");
         cmd.task_flags = (task->kind == TaskScope::Kind::process ? ARCHPMU_TASK_PROCESS : 0U) |
-                         (task->inherit ? ARCHPMU_TASK_INHERIT : 0U);
+                         (task->inherit ? ARCHPMU_TASK_INHERIT : 0U) |
+                         (task->enable_on_exec ? ARCHPMU_TASK_ENABLE_ON_EXEC : 0U);
     }
     const int ret = ::ioctl(device.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd);
     if (ret < 0) {

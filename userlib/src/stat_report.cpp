@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "archpmu/stat_report.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -110,6 +112,80 @@ StatTotals stat_totals(const Session& session, const Snapshot* from, const Snaps
     return t;
 }
 
+namespace {
+
+// perf's stddev_stats(): the standard deviation of the mean of `xs`.
+double stddev_of_mean(const std::vector<double>& xs, double mean)
+{
+    if (xs.size() < 2)
+        return 0;
+    double sq = 0;
+    for (const double x : xs)
+        sq += (x - mean) * (x - mean);
+    const auto n = static_cast<double>(xs.size());
+    return std::sqrt(sq / (n - 1) / n);
+}
+
+double percent_of(double part, double whole)
+{
+    return whole > 0 ? 100.0 * part / whole : 0;
+}
+
+}  // namespace
+
+StatTotals stat_mean(const std::vector<StatTotals>& runs)
+{
+    StatTotals m = runs.at(0);
+    const auto n = static_cast<double>(runs.size());
+    m.runs = static_cast<unsigned>(runs.size());
+    // Every CPU of any run: a task session takes the CPUs online at its open.
+    m.cpus.clear();
+    for (const auto& r : runs)
+        m.cpus.insert(m.cpus.end(), r.cpus.begin(), r.cpus.end());
+    std::sort(m.cpus.begin(), m.cpus.end());
+    m.cpus.erase(std::unique(m.cpus.begin(), m.cpus.end()), m.cpus.end());
+    const auto slot = [&](std::uint32_t cpu) {
+        return static_cast<std::size_t>(std::lower_bound(m.cpus.begin(), m.cpus.end(), cpu) -
+                                        m.cpus.begin());
+    };
+    m.offline.assign(m.cpus.size(), false);
+    m.per_cpu.assign(m.events.size(), std::vector<std::uint64_t>(m.cpus.size(), 0));
+    std::vector<double> xs(runs.size());
+    for (std::size_t e = 0; e < m.events.size(); ++e) {
+        std::vector<double> mean(m.cpus.size(), 0);
+        double sum = 0;
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            const auto& r = runs[i];
+            for (std::size_t c = 0; c < r.cpus.size(); ++c) {
+                mean[slot(r.cpus[c])] += static_cast<double>(r.per_cpu.at(e).at(c)) / n;
+                m.offline[slot(r.cpus[c])] = m.offline[slot(r.cpus[c])] || r.offline.at(c);
+            }
+            sum += xs[i] = static_cast<double>(r.total(e));
+        }
+        // Each CPU's mean rounded down, and the rest handed out by the largest
+        // remainders: the parts add up to the mean of the totals.
+        auto rest = static_cast<std::int64_t>(std::llround(sum / n));
+        std::vector<std::size_t> order(m.cpus.size());
+        for (std::size_t c = 0; c < m.cpus.size(); ++c) {
+            m.per_cpu[e][c] = static_cast<std::uint64_t>(std::floor(mean[c]));
+            rest -= static_cast<std::int64_t>(m.per_cpu[e][c]);
+            order[c] = c;
+        }
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return mean[a] - std::floor(mean[a]) > mean[b] - std::floor(mean[b]);
+        });
+        for (std::size_t k = 0; k < order.size() && rest > 0; ++k, --rest)
+            ++m.per_cpu[e][order[k]];
+        m.noise_pct.push_back(percent_of(stddev_of_mean(xs, sum / n), sum / n));
+    }
+    double sum = 0;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        sum += xs[i] = static_cast<double>(runs[i].elapsed_ns);
+    m.elapsed_ns = static_cast<std::uint64_t>(std::llround(sum / n));
+    m.elapsed_noise_ns = stddev_of_mean(xs, sum / n);
+    return m;
+}
+
 std::string thousands(std::uint64_t v)
 {
     std::string out = std::to_string(v);
@@ -125,12 +201,18 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
     if (f.interval_s < 0) {
         out << "\n Performance counter stats for ";
         if (f.task)
-            out << f.target << ":\n\n";
+            out << f.target;
         else if (f.target.empty())
-            out << "CPUs " << format_cpu_list(t.cpus) << ":\n\n";
+            out << "CPUs " << format_cpu_list(t.cpus);
         else
-            out << f.target << " (CPUs " << format_cpu_list(t.cpus) << "):\n\n";
+            out << f.target << " (CPUs " << format_cpu_list(t.cpus) << ")";
+        if (t.runs > 1)
+            out << " (" << t.runs << " runs)";
+        out << ":\n\n";
     }
+    const auto noise = [&](std::size_t e) {
+        return t.runs > 1 ? format("  ( +-%6.2f%% )", t.noise_pct.at(e)) : std::string();
+    };
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         const std::string counter = counter_name(t.counters.at(e));
         if (f.per_cpu) {
@@ -143,12 +225,20 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
             out << prefix << std::right << std::setw(20) << thousands(t.total(e)) << "      "
                 << std::left << std::setw(24) << t.events[e].name;
             if (m.empty())
-                out << counter << '\n';
+                out << (t.runs > 1 ? std::setw(8) : std::setw(0)) << counter
+                    << (t.runs > 1 ? std::string(32, ' ') : std::string()) << noise(e) << '\n';
             else
-                out << std::setw(8) << counter << "  " << m << '\n';
+                out << std::setw(8) << counter << "  "
+                    << (t.runs > 1 ? std::setw(30) : std::setw(0)) << m << noise(e) << '\n';
         }
     }
-    if (f.interval_s < 0) {
+    if (f.interval_s < 0 && t.runs > 1) {
+        const double s = static_cast<double>(t.elapsed_ns) / 1e9;
+        out << "\n"
+            << std::right << std::setw(20) << format("%.9f", s)
+            << format(" +- %.9f seconds time elapsed  ( +-%6.2f%% )\n\n", t.elapsed_noise_ns / 1e9,
+                      percent_of(t.elapsed_noise_ns, static_cast<double>(t.elapsed_ns)));
+    } else if (f.interval_s < 0) {
         out << "\n"
             << std::right << std::setw(20)
             << format("%.9f", static_cast<double>(t.elapsed_ns) / 1e9)
@@ -169,7 +259,10 @@ std::string stat_csv(const StatTotals& t, const StatFormat& f)
                 out << prefix << "CPU" << t.cpus[c] << s << t.per_cpu[e][c] << s << t.events[e].name
                     << s << counter << '\n';
         } else {
-            out << prefix << t.total(e) << s << t.events[e].name << s << counter << '\n';
+            out << prefix << t.total(e) << s << t.events[e].name << s << counter;
+            if (t.runs > 1)
+                out << s << format("%.2f%%", t.noise_pct.at(e));
+            out << '\n';
         }
     }
     return out.str();
@@ -179,6 +272,10 @@ std::string stat_json(const StatTotals& t, int indent)
 {
     nlohmann::ordered_json doc;
     doc["elapsed_ns"] = t.elapsed_ns;
+    if (t.runs > 1) {
+        doc["runs"] = t.runs;
+        doc["elapsed_stddev_ns"] = std::llround(t.elapsed_noise_ns);
+    }
     doc["cpus"] = t.cpus;
     doc["events"] = nlohmann::ordered_json::array();
     for (std::size_t e = 0; e < t.events.size(); ++e) {
@@ -191,6 +288,8 @@ std::string stat_json(const StatTotals& t, int indent)
         for (std::size_t c = 0; c < t.cpus.size(); ++c)
             per_cpu[std::to_string(t.cpus[c])] = t.per_cpu[e][c];
         j["per_cpu"] = std::move(per_cpu);
+        if (t.runs > 1)
+            j["stddev_pct"] = t.noise_pct.at(e);
         doc["events"].push_back(std::move(j));
     }
     return doc.dump(indent) + "\n";

@@ -315,6 +315,12 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                                            "CSV output with this separator (\\t: a tab)")
                               ->type_name("SEP")
                               ->excludes(json_opt);
+    std::string repeat;
+    auto* repeat_opt =
+        stat->add_option("-r,--repeat", repeat,
+                         "run COMMAND N times (1-" + std::to_string(kMaxRepeat) +
+                             ") and print each count's mean and spread, as perf does")
+            ->type_name("N");
     auto* duration_opt = stat->add_option("--duration", duration,
                                           "count for SECONDS, without a COMMAND (more than 0, "
                                           "at most " +
@@ -401,6 +407,15 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                 "Ctrl-C stops)");
         if (!command.empty() && st.duration)
             return usage("--duration and a COMMAND exclude each other");
+        if (repeat_opt->count()) {
+            st.repeat = static_cast<unsigned>(parse_count("-r/--repeat", repeat, kMaxRepeat));
+            if (command.empty() || !st.pids.empty() || !st.tids.empty())
+                return usage(
+                    "-r/--repeat runs a COMMAND again and again: give one (after --), "
+                    "without -p or -t");
+            if (st.interval_ms)
+                return usage("-r/--repeat and -I/--interval-print exclude each other");
+        }
         st.device = cmd.device;
         st.command = std::move(command);
         cmd.action = Command::Action::stat;

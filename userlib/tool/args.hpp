@@ -22,6 +22,8 @@ inline constexpr std::uint32_t kMaxDurationS = 365U * 24 * 3600;
 // stat -I MS: perf's minimum of 10 ms, at most an hour.
 inline constexpr unsigned kMinIntervalMs = 10;
 inline constexpr unsigned kMaxIntervalMs = 3600000;
+// stat -r N: perf takes any int; a million runs is past any use.
+inline constexpr unsigned kMaxRepeat = 1000000;
 
 // The checks of single options. Each throws archpmu::Error (EINVAL) whose message is
 // one line that starts with the option's name and says what the option takes.

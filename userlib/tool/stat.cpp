@@ -13,7 +13,9 @@
 #include <optional>
 #include <thread>
 
+#include "archpmu.h"
 #include "archpmu/command.hpp"
+#include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/pmu.hpp"
 #include "archpmu/session.hpp"
@@ -99,7 +101,25 @@ std::string target_label(const StatOptions& opts)
 
 }  // namespace
 
-int run_stat(const StatOptions& opts)
+namespace {
+
+struct RunOutcome {
+    int status = 0;     // the tool's exit status: the command's, or 0
+    StatTotals totals;  // the counts of the whole run
+};
+
+StatFormat format_of(const StatOptions& opts)
+{
+    StatFormat fmt;
+    fmt.per_cpu = opts.per_cpu;
+    fmt.separator = opts.separator;
+    fmt.target = target_label(opts);
+    fmt.task = !opts.system_wide;
+    return fmt;
+}
+
+// One run: open the sessions, run the COMMAND (or wait), read; print the totals unless -r.
+RunOutcome run_once(const StatOptions& opts)
 {
     std::vector<Session> sessions;
     std::optional<PendingCommand> pending;
@@ -108,11 +128,15 @@ int run_stat(const StatOptions& opts)
     } else {
         // The command is counted from its exec on, with everything it starts;
         // with -p or -t it only says how long to count them, as in perf.
+        // It starts at the exec where the module can (enable-on-exec); else at the
+        // release, a few hundred instructions of the held child before its exec.
         if (!opts.command.empty() && opts.pids.empty() && opts.tids.empty()) {
+            const bool on_exec =
+                (Device(opts.device).info().capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
             pending.emplace(opts.command, "archpmu stat");
-            sessions.push_back(
-                Session::for_task(opts.device, opts.events,
-                                  TaskScope{TaskScope::Kind::process, pending->pid(), true}));
+            sessions.push_back(Session::for_task(
+                opts.device, opts.events,
+                TaskScope{TaskScope::Kind::process, pending->pid(), true, on_exec}));
         }
         for (const pid_t pid : opts.pids)
             sessions.push_back(Session::for_task(opts.device, opts.events,
@@ -121,11 +145,7 @@ int run_stat(const StatOptions& opts)
             sessions.push_back(Session::for_task(opts.device, opts.events,
                                                  TaskScope{TaskScope::Kind::thread, tid, true}));
     }
-    StatFormat fmt;
-    fmt.per_cpu = opts.per_cpu;
-    fmt.separator = opts.separator;
-    fmt.target = target_label(opts);
-    fmt.task = !opts.system_wide;
+    const StatFormat fmt = format_of(opts);
 
     catch_interrupt();
 
@@ -135,7 +155,9 @@ int run_stat(const StatOptions& opts)
     pid_t child = -1;
     if (pending) {
         child = pending->pid();
-        pending->release();
+        // A Ctrl-C before the release reached the held child too: it exits unreleased.
+        if (!interrupted())
+            pending->release();
     } else if (!opts.command.empty()) {
         child = spawn(opts.command, "stat");
     }
@@ -171,14 +193,36 @@ int run_stat(const StatOptions& opts)
         session.stop();
     const std::uint64_t elapsed = ns_since(start);
     const Snapshot final_counts = read_all(sessions);
-    if (!opts.interval_ms)
-        print(stat_totals(sessions.front(), nullptr, final_counts, elapsed), opts, fmt);
+    RunOutcome outcome;
+    outcome.totals = stat_totals(sessions.front(), nullptr, final_counts, elapsed);
+    if (!opts.interval_ms && opts.repeat <= 1)
+        print(outcome.totals, opts, fmt);
     if (std::any_of(final_counts.values.begin(), final_counts.values.end(),
                     [](const CountValue& v) { return v.incomplete; }))
         std::cerr << "archpmu stat: children were created faster than the module could follow "
                      "them; some are not counted\n";
 
-    return exit_status(child, status);
+    outcome.status = exit_status(child, status);
+    return outcome;
+}
+
+}  // namespace
+
+// -r N: the runs one after another (until Ctrl-C), then their mean, as perf prints it;
+// the exit status is the last run's.
+int run_stat(const StatOptions& opts)
+{
+    if (opts.repeat <= 1)
+        return run_once(opts).status;
+    std::vector<StatTotals> runs;
+    int status = 0;
+    for (unsigned i = 0; i < opts.repeat && !interrupted(); ++i) {
+        RunOutcome one = run_once(opts);
+        status = one.status;
+        runs.push_back(std::move(one.totals));
+    }
+    print(stat_mean(runs), opts, format_of(opts));
+    return status;
 }
 
 }  // namespace archpmu::tool

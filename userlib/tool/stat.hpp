@@ -29,6 +29,7 @@ struct StatOptions {
     std::string separator;     // empty: no CSV
     bool json = false;
     std::optional<std::chrono::nanoseconds> duration;  // without a COMMAND
+    unsigned repeat = 1;                               // -r: runs of the COMMAND
     std::vector<std::string> command;
 };
 

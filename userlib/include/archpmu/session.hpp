@@ -44,6 +44,9 @@ struct TaskScope {
     Kind kind = Kind::process;
     pid_t pid = 0;
     bool inherit = true;  // also the threads and children they create (perf's inherit)
+    // start() only arms the session: it starts at the first exec of one of its tasks
+    // (perf's enable_on_exec), so a PendingCommand is counted from its exec on.
+    bool enable_on_exec = false;
 };
 
 // Counters programmed on a set of CPUs, or following tasks (TaskScope). The session owns its file:

@@ -20,9 +20,17 @@ struct StatTotals {
     // per_cpu[e][c]: event e on cpus[c]
     std::vector<std::vector<std::uint64_t>> per_cpu;
     std::vector<bool> offline;  // per CPU: offline at the end (its last count)
+    // -r: the means of `runs` runs, and per event (then for the elapsed time) the
+    // standard deviation of that mean in percent of it, perf's "( +- N% )".
+    unsigned runs = 1;
+    std::vector<double> noise_pct;
+    double elapsed_noise_ns = 0;
 
     [[nodiscard]] std::uint64_t total(std::size_t event) const;
 };
+
+// The mean of runs of one command (same events and CPUs), with each count's spread.
+StatTotals stat_mean(const std::vector<StatTotals>& runs);
 
 // The counts between two snapshots of one session (from == nullptr: since zero).
 StatTotals stat_totals(const Session& session, const Snapshot* from, const Snapshot& to,
@@ -39,7 +47,8 @@ struct StatFormat {
 std::string stat_human(const StatTotals& t, const StatFormat& f);
 std::string stat_csv(const StatTotals& t, const StatFormat& f);
 // {"elapsed_ns": N, "cpus": [...], "events": [{"name", "config", "counter", "value",
-// "per_cpu": {"0": N}}]}; on one line with indent < 0.
+// "per_cpu": {"0": N}}]}; on one line with indent < 0. After -r also "runs",
+// "elapsed_stddev_ns" and per event "stddev_pct".
 std::string stat_json(const StatTotals& t, int indent = 2);
 
 // 1234567 -> "1,234,567"
