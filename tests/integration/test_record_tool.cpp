@@ -122,7 +122,8 @@ TEST_CASE("record: perf record on a software event runs beside it", "[record-too
     INFO(perf_out);
     CHECK(::pclose(perf) == 0);
     REQUIRE(rec.status == 0);
-    const auto ours_report = run_command("perf report -i " + ours + " --stdio --sort sym");
+    const auto ours_report = run_command("perf report -i " + ours + " --stdio --sort comm,sym");
+    INFO(ours_report.out);
     CHECK(report_share(ours_report.out, "archpmu_spin_user") >= 90.0);
     // (Under QEMU/TCG perf's cpu-clock credits nearly every sample to swapper, with
     // or without archpmu: its file is checked for samples, not for the workload.)
