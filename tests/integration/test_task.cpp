@@ -16,6 +16,7 @@
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -89,6 +90,57 @@ void child_inject(uint32_t code, uint64_t count) noexcept
         ::_exit(3);
     }
 }
+
+// A child held until release(), which then runs `work` (in the child: no Catch macro,
+// and an exception exits it with 3) and exits with what it returns.
+class HeldChild {
+public:
+    explicit HeldChild(const std::function<int()>& work)
+    {
+        REQUIRE(::pipe(go_) == 0);
+        pid_ = ::fork();
+        REQUIRE(pid_ >= 0);
+        if (pid_ == 0) {
+            ::close(go_[1]);
+            char c = 0;
+            if (::read(go_[0], &c, 1) != 1)
+                ::_exit(1);
+            try {
+                ::_exit(work());
+            } catch (...) {
+                ::_exit(3);
+            }
+        }
+        ::close(go_[0]);
+    }
+    HeldChild(const HeldChild&) = delete;
+    HeldChild& operator=(const HeldChild&) = delete;
+    ~HeldChild()
+    {
+        if (go_[1] >= 0)
+            ::close(go_[1]);
+    }
+
+    [[nodiscard]] pid_t pid() const { return pid_; }
+    void release()
+    {
+        REQUIRE(::write(go_[1], "g", 1) == 1);
+        ::close(go_[1]);
+        go_[1] = -1;
+    }
+    // The exit status, after release().
+    int wait()
+    {
+        int status = 0;
+        REQUIRE(::waitpid(pid_, &status, 0) == pid_);
+        REQUIRE(WIFEXITED(status));
+        return WEXITSTATUS(status);
+    }
+
+private:
+    int go_[2] = {-1, -1};
+    pid_t pid_ = -1;
+};
 
 std::string spin()
 {
@@ -220,33 +272,20 @@ TEST_CASE("a task session keeps its count across CPU hotplug", "[task][hotplug]"
 TEST_CASE("a task session on another process follows its children, exited ones included", "[task]")
 {
     LoadedModule module(kExact);
-    int go[2];
-    REQUIRE(::pipe(go) == 0);
-    const pid_t child = ::fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        ::close(go[1]);
-        char c = 0;
-        if (::read(go[0], &c, 1) != 1)
-            ::_exit(1);
-        child_inject(kBranches, 1000);
+    HeldChild child([] {
+        inject_here(kBranches, 1000);
         // Two generations below, and gone before the parent reads.
         const int status = std::system((inject_here_cmd(20) + " & " + inject_here_cmd(30) +
                                         "; wait; sh -c '" + inject_here_cmd(7) + "'")
                                            .c_str());
-        ::_exit(status == 0 ? 0 : 2);
-    }
-    ::close(go[0]);
+        return status == 0 ? 0 : 2;
+    });
     auto session = archpmu::Session::for_task(
         "/dev/archpmu", archpmu::parse_event_list("branches"),
-        archpmu::TaskScope{archpmu::TaskScope::Kind::process, child, true},
+        archpmu::TaskScope{archpmu::TaskScope::Kind::process, child.pid(), true},
         archpmu::Session::Start::now);
-    REQUIRE(::write(go[1], "g", 1) == 1);
-    ::close(go[1]);
-    int status = 0;
-    REQUIRE(::waitpid(child, &status, 0) == child);
-    REQUIRE(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
+    child.release();
+    CHECK(child.wait() == 0);
     // The test's own injections (not a child of the target) are not counted.
     inject_here(kBranches, 999);
     CHECK(total(session.read()) == 1057);
@@ -501,30 +540,18 @@ TEST_CASE("an enable-on-exec session counts from the exec on, nothing before", "
         CHECK(total(session.read()) == (on_exec ? 70U : 570U));
     }
     // A STOP before the exec disarms it: the exec then starts nothing.
-    int go[2];
-    REQUIRE(::pipe(go) == 0);
-    const pid_t held = ::fork();
-    REQUIRE(held >= 0);
-    if (held == 0) {
-        ::close(go[1]);
-        char c = 0;
-        if (::read(go[0], &c, 1) != 1)
-            ::_exit(1);
+    HeldChild held([] {
         ::execl(ARCHPMU_ITEST, "archpmu_itest", "--inject", "here", "0xc4", "9",
                 static_cast<char*>(nullptr));
-        ::_exit(127);
-    }
-    ::close(go[0]);
+        return 127;
+    });
     auto stopped = archpmu::Session::for_task(
         "/dev/archpmu", archpmu::parse_event_list("branches"),
-        archpmu::TaskScope{archpmu::TaskScope::Kind::process, held, true, true},
+        archpmu::TaskScope{archpmu::TaskScope::Kind::process, held.pid(), true, true},
         archpmu::Session::Start::now);
     stopped.stop();
-    REQUIRE(::write(go[1], "g", 1) == 1);
-    ::close(go[1]);
-    int status = 0;
-    REQUIRE(::waitpid(held, &status, 0) == held);
-    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    held.release();
+    CHECK(held.wait() == 0);
     CHECK(total(stopped.read()) == 0);
 }
 
@@ -537,30 +564,17 @@ TEST_CASE("children the module could not follow are flagged, and stat warns", "[
         pool << 0 << std::flush;
         REQUIRE(pool.good());
     }
-    int go[2];
-    REQUIRE(::pipe(go) == 0);
-    const pid_t child = ::fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        ::close(go[1]);
-        char c = 0;
-        if (::read(go[0], &c, 1) != 1)
-            ::_exit(1);
-        child_inject(kBranches, 10);
-        const int status = std::system(inject_here_cmd(5).c_str());
-        ::_exit(status == 0 ? 0 : 2);
-    }
-    ::close(go[0]);
+    HeldChild child([] {
+        inject_here(kBranches, 10);
+        return std::system(inject_here_cmd(5).c_str()) == 0 ? 0 : 2;
+    });
     auto session = archpmu::Session::for_task(
         "/dev/archpmu", archpmu::parse_event_list("branches"),
-        archpmu::TaskScope{archpmu::TaskScope::Kind::process, child, true},
+        archpmu::TaskScope{archpmu::TaskScope::Kind::process, child.pid(), true},
         archpmu::Session::Start::now);
     const auto before = session.read();
-    REQUIRE(::write(go[1], "g", 1) == 1);
-    ::close(go[1]);
-    int status = 0;
-    REQUIRE(::waitpid(child, &status, 0) == child);
-    CHECK(status == 0);
+    child.release();
+    CHECK(child.wait() == 0);
     const auto counts = session.read();
     // The target's own 10; its child's 5 are lost, and every value says so.
     CHECK(total(counts) == 10);
