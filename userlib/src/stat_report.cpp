@@ -232,17 +232,16 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
                     << (t.runs > 1 ? std::setw(30) : std::setw(0)) << m << noise(e) << '\n';
         }
     }
-    if (f.interval_s < 0 && t.runs > 1) {
-        const double s = static_cast<double>(t.elapsed_ns) / 1e9;
-        out << "\n"
-            << std::right << std::setw(20) << format("%.9f", s)
-            << format(" +- %.9f seconds time elapsed  ( +-%6.2f%% )\n\n", t.elapsed_noise_ns / 1e9,
-                      percent_of(t.elapsed_noise_ns, static_cast<double>(t.elapsed_ns)));
-    } else if (f.interval_s < 0) {
+    if (f.interval_s < 0) {
         out << "\n"
             << std::right << std::setw(20)
-            << format("%.9f", static_cast<double>(t.elapsed_ns) / 1e9)
-            << " seconds time elapsed\n\n";
+            << format("%.9f", static_cast<double>(t.elapsed_ns) / 1e9);
+        if (t.runs > 1)
+            out << format(" +- %.9f seconds time elapsed  ( +-%6.2f%% )\n\n",
+                          t.elapsed_noise_ns / 1e9,
+                          percent_of(t.elapsed_noise_ns, static_cast<double>(t.elapsed_ns)));
+        else
+            out << " seconds time elapsed\n\n";
     }
     return out.str();
 }

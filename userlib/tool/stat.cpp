@@ -99,10 +99,6 @@ std::string target_label(const StatOptions& opts)
     return label;
 }
 
-}  // namespace
-
-namespace {
-
 struct RunOutcome {
     int status = 0;     // the tool's exit status: the command's, or 0
     StatTotals totals;  // the counts of the whole run
@@ -118,8 +114,16 @@ StatFormat format_of(const StatOptions& opts)
     return fmt;
 }
 
+// Whether the COMMAND's session can start at its exec (enable-on-exec); else it starts at
+// the release, a few hundred instructions of the held child before its exec.
+bool command_starts_on_exec(const StatOptions& opts)
+{
+    return !opts.system_wide && !opts.command.empty() && opts.pids.empty() && opts.tids.empty() &&
+           (Device(opts.device).info().capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
+}
+
 // One run: open the sessions, run the COMMAND (or wait), read; print the totals unless -r.
-RunOutcome run_once(const StatOptions& opts)
+RunOutcome run_once(const StatOptions& opts, bool on_exec)
 {
     std::vector<Session> sessions;
     std::optional<PendingCommand> pending;
@@ -128,11 +132,7 @@ RunOutcome run_once(const StatOptions& opts)
     } else {
         // The command is counted from its exec on, with everything it starts;
         // with -p or -t it only says how long to count them, as in perf.
-        // It starts at the exec where the module can (enable-on-exec); else at the
-        // release, a few hundred instructions of the held child before its exec.
         if (!opts.command.empty() && opts.pids.empty() && opts.tids.empty()) {
-            const bool on_exec =
-                (Device(opts.device).info().capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
             pending.emplace(opts.command, "archpmu stat");
             sessions.push_back(Session::for_task(
                 opts.device, opts.events,
@@ -212,12 +212,13 @@ RunOutcome run_once(const StatOptions& opts)
 // the exit status is the last run's.
 int run_stat(const StatOptions& opts)
 {
+    const bool on_exec = command_starts_on_exec(opts);
     if (opts.repeat <= 1)
-        return run_once(opts).status;
+        return run_once(opts, on_exec).status;
     std::vector<StatTotals> runs;
     int status = 0;
     for (unsigned i = 0; i < opts.repeat && !interrupted(); ++i) {
-        RunOutcome one = run_once(opts);
+        RunOutcome one = run_once(opts, on_exec);
         status = one.status;
         runs.push_back(std::move(one.totals));
     }

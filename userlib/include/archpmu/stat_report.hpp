@@ -29,7 +29,8 @@ struct StatTotals {
     [[nodiscard]] std::uint64_t total(std::size_t event) const;
 };
 
-// The mean of runs of one command (same events and CPUs), with each count's spread.
+// The mean of runs of one command (the same events; the CPUs of any run), with each
+// count's spread.
 StatTotals stat_mean(const std::vector<StatTotals>& runs);
 
 // The counts between two snapshots of one session (from == nullptr: since zero).
