@@ -47,6 +47,7 @@
 #define ARCHPMU_CAP_NETLINK	0x200ULL /* the generic netlink family (archpmu_netlink.h) */
 #define ARCHPMU_CAP_TASK	0x400ULL /* ARCHPMU_COUNT_OPEN_TASK, ARCHPMU_INJECT_HERE */
 #define ARCHPMU_CAP_ENABLE_ON_EXEC 0x800ULL /* ARCHPMU_TASK_ENABLE_ON_EXEC */
+#define ARCHPMU_CAP_MULTIPLEX	0x1000ULL /* ARCHPMU_COUNT_OPEN_MULTIPLEX, event groups */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -316,12 +317,39 @@ struct archpmu_model_msr {
  *   -EACCES      the caller may not read the task by the rule above
  *   -EOPNOTSUPP  task scope with a sampling event (not yet), or on a CPU
  *                whose PMU is version 1 (no IA32_PERF_GLOBAL_CTRL)
+ *
+ * Groups and multiplexing (capability ARCHPMU_CAP_MULTIPLEX). An event with
+ * ARCHPMU_EVENT_GROUP belongs to the group of the event before it; any other
+ * event leads a group (of one, if the next event has no ARCHPMU_EVENT_GROUP):
+ * perf's {a,b}. A group's events are on the PMU together or not at all.
+ * With ARCHPMU_COUNT_OPEN_MULTIPLEX, a CPU whose free counters cannot take
+ * every event at once takes the groups in turns, as perf multiplexes: every
+ * mux_interval_ms (module parameter, default 4) the groups that were left
+ * out come first. The session then holds every free counter its rotating
+ * events can use on that CPU. A group whose leader has
+ * ARCHPMU_EVENT_NO_ROTATE, or with an ARCHPMU_EVENT_PIN member, is on the
+ * PMU all the time (perf's pinned). Each value's time_running is then the
+ * time that event was on the PMU, so value * time_enabled / time_running
+ * estimates the full count, as perf scales; an event off the PMU at the read
+ * has counter ARCHPMU_NO_COUNTER. On a CPU where everything fits, nothing
+ * rotates. Without the flag nothing rotates anywhere: too many events are
+ * -ENOSPC, as before.
+ *
+ * Extra COUNT_OPEN errors:
+ *   -EINVAL      ARCHPMU_EVENT_GROUP on the first event; ARCHPMU_EVENT_NO_ROTATE
+ *                on an event that does not lead its group
+ *   -ENOSPC      with ARCHPMU_COUNT_OPEN_MULTIPLEX: a group that does not fit
+ *                the CPU's counters even alone (with the never-rotated
+ *                groups); bad_event is one of its events
+ *   -EBUSY       the same, because of counters others hold
+ *   -EOPNOTSUPP  ARCHPMU_COUNT_OPEN_MULTIPLEX in a sampling session
  */
 
 /* archpmu_count_open.flags */
 #define ARCHPMU_COUNT_OPEN_FD	0x001U	/* return the session as a new file descriptor */
 #define ARCHPMU_COUNT_OPEN_START 0x002U	/* program the counters started (as COUNT_START) */
 #define ARCHPMU_COUNT_OPEN_TASK	0x004U	/* count only while the session's tasks run */
+#define ARCHPMU_COUNT_OPEN_MULTIPLEX 0x008U /* rotate groups that do not fit at once */
 
 /* archpmu_count_open.task_flags */
 #define ARCHPMU_TASK_INHERIT	0x001U	/* and the threads and children they create */
@@ -331,6 +359,8 @@ struct archpmu_model_msr {
 #define ARCHPMU_EVENT_GP_ONLY	0x001U	/* never a fixed counter */
 #define ARCHPMU_EVENT_PIN	0x002U	/* exactly the counter in .counter */
 #define ARCHPMU_EVENT_RAW	0x004U	/* accept architectural events CPUID marks unavailable */
+#define ARCHPMU_EVENT_GROUP	0x008U	/* in the group of the event before it */
+#define ARCHPMU_EVENT_NO_ROTATE	0x010U	/* group leader: never rotated out (perf's pinned) */
 
 /* archpmu_count_open.busy_holder: who holds what an -EBUSY refusal needed. */
 #define ARCHPMU_HOLDER_UNKNOWN	0	/* older kernels; netlink: not for this caller to know */
@@ -341,11 +371,15 @@ struct archpmu_model_msr {
 
 /* A counter: GP counter i is i; fixed counter j is ARCHPMU_COUNTER_FIXED | j. */
 #define ARCHPMU_COUNTER_FIXED	0x100U
+/* No counter: the event is multiplexed off the PMU (archpmu_count_value.counter). */
+#define ARCHPMU_NO_COUNTER	0xffffffffU
 
 struct archpmu_event {
 	__u64 config;		/* in: IA32_PERFEVTSELx image (see above) */
 	__u32 flags;		/* in: ARCHPMU_EVENT_* */
-	__u32 counter;		/* in with PIN; out: the counter used on the first CPU */
+	__u32 counter;		/* in with PIN; out: the counter used on the first CPU
+				 * (ARCHPMU_NO_COUNTER: multiplexed off the PMU)
+				 */
 };
 
 struct archpmu_count_open {
@@ -493,15 +527,20 @@ struct archpmu_count_ctl {
 					 * the module could follow them; some are not
 					 * counted
 					 */
+#define ARCHPMU_VALUE_MULTIPLEXED 0x004U /* the event takes turns on this CPU's counters
+					  * (ARCHPMU_COUNT_OPEN_MULTIPLEX)
+					  */
 
 struct archpmu_count_value {
 	__u32 cpu;
 	__u32 event;		/* index into COUNT_OPEN's events */
-	__u32 counter;		/* the counter used on this CPU */
+	__u32 counter;		/* the counter used on this CPU, or ARCHPMU_NO_COUNTER */
 	__u32 flags;		/* ARCHPMU_VALUE_* */
 	__u64 value;		/* 64-bit count, never wraps */
 	__u64 time_enabled;	/* ns the session was started on this CPU */
-	__u64 time_running;	/* ns the counter counted (less while the CPU was offline) */
+	__u64 time_running;	/* ns the counter counted (less while the CPU was offline,
+				 * and while the event was multiplexed off the PMU)
+				 */
 };
 
 /*

@@ -25,12 +25,6 @@
 /* No counter counts faster than this many events per second. */
 #define FASTEST_RATE	20000000000ULL
 
-static void fold(struct archpmu_hw_event *hw, u64 raw, u64 width_mask)
-{
-	local64_add((raw - local64_read(&hw->prev)) & width_mask, &hw->total);
-	local64_set(&hw->prev, raw);
-}
-
 /*
  * Add to @c's batch the ops that fold its counters; also start or stop them
  * first when @change (to enabled if @enable). The reads follow the state
@@ -54,11 +48,13 @@ static void build_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool 
 	if (change)
 		archpmu_claim_add_enable(cl, c, enable);
 	for (i = 0; i < cl->nr_events && !cl->sampling; i++)
-		archpmu_batch_read(b, archpmu_claim_counter_msr(c, c->hw[i].counter, false),
-				   &c->raw[i]);
+		if (archpmu_claim_placed(c, i))
+			archpmu_batch_read(b, archpmu_claim_counter_msr(c, c->hw[i].counter, false),
+					   &c->raw[i]);
 	/* For check_foreign(): every event's control register, as the PMU has it. */
 	for (i = 0; i < cl->nr_events; i++)
-		archpmu_batch_read(b, archpmu_claim_ctl_msr(c, i), &c->ctl_seen[i]);
+		if (archpmu_claim_placed(c, i))
+			archpmu_batch_read(b, archpmu_claim_ctl_msr(c, i), &c->ctl_seen[i]);
 	c->ops->ack(b, c->used & ~c->sampling);
 }
 
@@ -86,6 +82,8 @@ static void check_foreign(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 	if (c->batch.err)
 		return;
 	for (e = 0; e < cl->nr_events; e++) {
+		if (!archpmu_claim_placed(c, e))
+			continue;
 		want = archpmu_claim_ctl_expected(cl, c, e, running, &mask);
 		if (cl->sampling && !(c->hw[e].counter & ARCHPMU_COUNTER_FIXED))
 			mask &= ~ARCHPMU_EVTSEL_EN;
@@ -111,7 +109,9 @@ static void fold_claim(struct archpmu_claims *cl, struct archpmu_claim *c, bool 
 	if (c->batch.err || cl->sampling)
 		return;
 	for (i = 0; i < cl->nr_events; i++)
-		fold(&c->hw[i], c->raw[i], archpmu_claim_width_mask(c, c->hw[i].counter));
+		if (archpmu_claim_placed(c, i))
+			archpmu_count_fold(&c->hw[i], c->raw[i],
+					   archpmu_claim_width_mask(c, c->hw[i].counter));
 }
 
 /*
@@ -172,6 +172,7 @@ static int claims_zero(struct archpmu_claims *cl)
 			local64_set(&c->hw[e].prev, 0);
 			local64_set(&c->hw[e].total, 0);
 		}
+		archpmu_mux_zero(c);
 		if (!c->programmed) {
 			c->task_ns = 0;
 			continue;
@@ -184,7 +185,8 @@ static int claims_zero(struct archpmu_claims *cl)
 		for (e = 0; e < cl->nr_events && !cl->sampling; e++) {
 			u32 msr = archpmu_claim_counter_msr(c, c->hw[e].counter, true);
 
-			archpmu_batch_write(&c->batch, msr, 0);
+			if (archpmu_claim_placed(c, e))
+				archpmu_batch_write(&c->batch, msr, 0);
 		}
 		archpmu_claims_round_add(cl, c);
 	}
@@ -233,9 +235,25 @@ static void fold_work_fn(struct work_struct *work)
 	cpus_read_unlock();
 }
 
+static void mux_work_fn(struct work_struct *work)
+{
+	struct archpmu_count *ct =
+		container_of(to_delayed_work(work), struct archpmu_count, mux_work);
+
+	cpus_read_lock();
+	mutex_lock(&archpmu_own_lock);
+	if (ct->running) {
+		archpmu_mux_turn_all(ct->cl);
+		schedule_delayed_work(&ct->mux_work, archpmu_mux_period());
+	}
+	mutex_unlock(&archpmu_own_lock);
+	cpus_read_unlock();
+}
+
 void archpmu_count_init(struct archpmu_count *ct)
 {
 	INIT_DELAYED_WORK(&ct->fold_work, fold_work_fn);
+	INIT_DELAYED_WORK(&ct->mux_work, mux_work_fn);
 }
 
 int archpmu_count_setup(struct archpmu_count *ct, struct archpmu_claims *cl)
@@ -251,6 +269,7 @@ void archpmu_count_teardown(struct archpmu_count *ct)
 {
 	/* Not running any more: a fold still queued finds nothing to do. */
 	cancel_delayed_work_sync(&ct->fold_work);
+	cancel_delayed_work_sync(&ct->mux_work);
 	kvfree(ct->vals);
 	ct->vals = NULL;
 }
@@ -286,8 +305,9 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 		for (i = 0; i < cl->nr_cpus; i++)
 			times_stop(&cl->cpus[i], now);
 		ct->running = false;
-		/* Not _sync: a fold already running waits for our lock. */
+		/* Not _sync: a fold or turn already running waits for our lock. */
 		cancel_delayed_work(&ct->fold_work);
+		cancel_delayed_work(&ct->mux_work);
 		break;
 	default:	/* ARCHPMU_IOC_COUNT_RESET */
 		ret = claims_zero(cl);
@@ -320,6 +340,20 @@ void archpmu_count_started(struct archpmu_count *ct, u64 now)
 		archpmu_claims_gate_sync(ct->cl);
 	}
 	schedule_delayed_work(&ct->fold_work, ct->fold_period);
+	if (archpmu_mux_any(ct->cl))
+		schedule_delayed_work(&ct->mux_work, archpmu_mux_period());
+}
+
+static u32 value_flags(const struct archpmu_claims *cl, const struct archpmu_claim *c,
+		       unsigned int e)
+{
+	u32 flags = c->programmed ? 0 : ARCHPMU_VALUE_OFFLINE;
+
+	if (READ_ONCE(cl->task_missed))
+		flags |= ARCHPMU_VALUE_INCOMPLETE;
+	if (c->mux && !archpmu_group_stays(cl->ev, cl->nr_events, archpmu_group_lead(cl->ev, e)))
+		flags |= ARCHPMU_VALUE_MULTIPLEXED;
+	return flags;
 }
 
 int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
@@ -356,12 +390,12 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 		for (e = 0; e < cl->nr_events; e++, n++) {
 			vals[n].cpu = c->cpu;
 			vals[n].event = e;
-			vals[n].counter = c->hw[e].counter;
-			vals[n].flags = (c->programmed ? 0 : ARCHPMU_VALUE_OFFLINE) |
-					(READ_ONCE(cl->task_missed) ? ARCHPMU_VALUE_INCOMPLETE : 0);
+			vals[n].counter = READ_ONCE(c->hw[e].counter);
+			vals[n].flags = value_flags(cl, c, e);
 			vals[n].value = local64_read(&c->hw[e].total);
 			vals[n].time_enabled = enabled;
-			vals[n].time_running = running;
+			vals[n].time_running = c->mux ? archpmu_mux_running(c, e, running) :
+					       running;
 		}
 	}
 	mutex_unlock(&archpmu_own_lock);

@@ -82,15 +82,24 @@ static u64 fixed_nibble(u64 config, const struct archpmu_hw_event *hw)
 	       (hw->period ? ARCHPMU_FIXED_PMI : 0);
 }
 
+u64 archpmu_claim_event_ctl(const struct archpmu_claims *cl, const struct archpmu_claim *c,
+			    unsigned int e, u32 counter, bool enable)
+{
+	if (!is_fixed(counter))
+		return evtsel_image(cl->ev[e].config, &c->hw[e], enable);
+	if (!enable || (counter & 0xff) >= ARCHPMU_LEGACY_FIXED)
+		return 0;
+	return fixed_nibble(cl->ev[e].config, &c->hw[e]) << ARCHPMU_FIXED_SHIFT(counter & 0xff);
+}
+
 static u64 fixed_ctrl_value(const struct archpmu_claims *cl, const struct archpmu_claim *c)
 {
 	u64 v = 0;
 	unsigned int i;
 
 	for (i = 0; i < cl->nr_events; i++)
-		if (is_fixed(c->hw[i].counter))
-			v |= fixed_nibble(cl->ev[i].config, &c->hw[i]) <<
-			     ARCHPMU_FIXED_SHIFT(c->hw[i].counter & 0xff);
+		if (archpmu_claim_placed(c, i) && is_fixed(c->hw[i].counter))
+			v |= archpmu_claim_event_ctl(cl, c, i, c->hw[i].counter, true);
 	return v;
 }
 
@@ -299,9 +308,11 @@ static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 	c->ops->disable(b, c->used);
 	for (i = 0; i < cl->nr_events; i++) {
 		u32 ctr = c->hw[i].counter;
+		u64 value;
 
-		u64 value = archpmu_hw_event_start(&c->hw[i], archpmu_claim_width_mask(c, ctr));
-
+		if (!archpmu_claim_placed(c, i))
+			continue;
+		value = archpmu_hw_event_start(&c->hw[i], archpmu_claim_width_mask(c, ctr));
 		if (!is_fixed(ctr))
 			archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + ctr,
 					    evtsel_image(cl->ev[i].config, &c->hw[i], start));
@@ -473,7 +484,7 @@ void archpmu_claim_add_enable(struct archpmu_claims *cl, struct archpmu_claim *c
 	if (!enable)
 		c->ops->disable(b, c->used);
 	for (i = 0; i < cl->nr_events; i++)
-		if (!is_fixed(c->hw[i].counter))
+		if (archpmu_claim_placed(c, i) && !is_fixed(c->hw[i].counter))
 			archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + c->hw[i].counter,
 					    evtsel_image(cl->ev[i].config, &c->hw[i], enable));
 	add_fixed_enable(cl, c, enable);

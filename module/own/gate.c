@@ -23,6 +23,8 @@ static void gate_msrs(const struct archpmu_claims *cl, const struct archpmu_clai
 	unsigned int e;
 
 	for (e = 0; e < cl->nr_events; e++) {
+		if (!archpmu_claim_placed(c, e))
+			continue;
 		v = archpmu_claim_ctl_expected(cl, c, e, on, &mask);
 		if (c->hw[e].counter & ARCHPMU_COUNTER_FIXED) {
 			fixed_val |= v;
@@ -86,7 +88,7 @@ static struct archpmu_claim *claim_of_batch(struct archpmu_batch *b)
 	return container_of(b, struct archpmu_claim, batch);
 }
 
-static void gate_sync_local(struct archpmu_batch *b)
+void archpmu_claim_gate_sync_local(struct archpmu_batch *b)
 {
 	struct archpmu_claim *c = claim_of_batch(b);
 	const struct archpmu_claims *cl = c->claims;
@@ -122,7 +124,7 @@ int archpmu_claims_gate_sync(struct archpmu_claims *cl)
 
 		if (!c->programmed)
 			continue;
-		archpmu_batch_init(&c->batch, gate_sync_local, NULL, NULL);
+		archpmu_batch_init(&c->batch, archpmu_claim_gate_sync_local, NULL, NULL);
 		archpmu_claims_round_add(cl, c);
 	}
 	return archpmu_claims_round_run(cl);

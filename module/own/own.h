@@ -16,6 +16,7 @@
 
 #include "../pmu/pmu.h"
 #include "alloc.h"
+#include "mux_plan.h"
 
 /*
  * Guards every context's allocation view (taken, holder[]) and every
@@ -95,6 +96,21 @@ struct archpmu_claim {
 	u64 task_since;		/* when it was switched in */
 	u64 task_ns;		/* time the session's tasks ran here, started */
 	struct archpmu_claims *claims;	/* the claims this one is part of */
+	/*
+	 * Multiplexing (count/mux.c): this CPU's groups take turns. An event
+	 * off the PMU has hw[].counter ARCHPMU_NO_COUNTER. hw[].counter,
+	 * mux_mark and ev_running change on this CPU with interrupts disabled
+	 * (the turn's hook), under archpmu_own_lock.
+	 */
+	bool mux;
+	u64 mux_stay;		/* busy-mask bits of the groups that never rotate */
+	u64 mux_keep;		/* those and the counters a turn leaves as they are */
+	unsigned int mux_first;	/* the lead of the group the next turn begins with */
+	u64 mux_mark;		/* the claim's running clock at the last turn */
+	u64 mux_t0;		/* the same as the turn stopped the outgoing events */
+	u64 ev_running[ARCHPMU_MAX_EVENTS];	/* ns each event was on the PMU, to mux_mark */
+	u32 mux_next[ARCHPMU_MAX_EVENTS];	/* the next turn's counters */
+	u32 mux_prev[ARCHPMU_MAX_EVENTS];	/* the counters before it, for the fold */
 	/* This claim's batch: operations on all CPUs run in one round. */
 	struct archpmu_batch batch;
 };
@@ -109,6 +125,7 @@ struct archpmu_claims {
 	u64 gp_reserved;	/* GP counters whose perf reservation we hold */
 	bool owned;		/* taken[] and holder[] name us */
 	bool sampling;		/* a sampling session: see count/ and sample/ */
+	bool multiplex;		/* ARCHPMU_COUNT_OPEN_MULTIPLEX: groups may take turns */
 	bool suspended;		/* from suspend until its counters are reprogrammed */
 	struct archpmu_refusal refusal;	/* after an -EBUSY from plan or save */
 	/*
@@ -137,6 +154,12 @@ enum { ARCHPMU_TASK_STOPPED, ARCHPMU_TASK_ARMED, ARCHPMU_TASK_RUNNING };
 static inline bool archpmu_task_running(const struct archpmu_claims *cl)
 {
 	return READ_ONCE(cl->task_state) == ARCHPMU_TASK_RUNNING;
+}
+
+/* Is event @e on @c's PMU (not multiplexed off it)? */
+static inline bool archpmu_claim_placed(const struct archpmu_claim *c, unsigned int e)
+{
+	return c->hw[e].counter != ARCHPMU_NO_COUNTER;
 }
 
 /* plan.c, under archpmu_own_lock and cpus_read_lock() */
@@ -185,6 +208,12 @@ void archpmu_claim_describe_agent(struct archpmu_claims *cl, const struct archpm
 u64 archpmu_claim_ctl_expected(const struct archpmu_claims *cl, const struct archpmu_claim *c,
 			       unsigned int e, bool enable, u64 *mask);
 u32 archpmu_claim_ctl_msr(const struct archpmu_claim *c, unsigned int e);
+/*
+ * Event @e's control bits were it on @counter: its PERFEVTSELx image, or
+ * its nibble of IA32_FIXED_CTR_CTRL in place (0 unless @enable).
+ */
+u64 archpmu_claim_event_ctl(const struct archpmu_claims *cl, const struct archpmu_claim *c,
+			    unsigned int e, u32 counter, bool enable);
 
 /*
  * gate.c: the counters of a task session's claim start and stop with the
@@ -205,6 +234,11 @@ int archpmu_claim_gate_off(struct archpmu_claims *cl, struct archpmu_claim *c);
  * with the rest, so that a claim programmed again starts closed.
  */
 void archpmu_claim_gate_release_local(struct archpmu_batch *b);
+/*
+ * A batch hook on c->batch: open the gate if the session is started and
+ * one of its tasks runs on the CPU, else close it.
+ */
+void archpmu_claim_gate_sync_local(struct archpmu_batch *b);
 /* A batch hook on c->batch: zero the time the tasks ran on the claim's CPU. */
 void archpmu_claim_task_zero_local(struct archpmu_batch *b);
 /* The time the session's tasks ran on @c's CPU, up to @now (mono fast ns). */

@@ -65,6 +65,31 @@ static void name_holder(struct archpmu_claims *cl, const struct archpmu_claim *c
 	memcpy(r->holder_comm, holder->comm, sizeof(r->holder_comm));
 }
 
+/*
+ * A multiplexing session where its events do not all fit around @busy: the
+ * groups that stay, the free counters the others take turns on, and the
+ * first turn (own/mux_plan.c).
+ */
+static int allocate_mux(struct archpmu_claims *cl, struct archpmu_claim *c, u64 busy,
+			u32 *counters, unsigned int *bad)
+{
+	unsigned int e;
+	u64 pool;
+	int ret;
+
+	ret = archpmu_mux_plan(&c->desc, cl->ev, cl->nr_events, busy, counters, &pool, bad);
+	if (ret)
+		return ret;
+	c->mux = true;
+	c->mux_stay = 0;
+	for (e = 0; e < cl->nr_events; e++)
+		if (counters[e] != ARCHPMU_NO_COUNTER)
+			c->mux_stay |= archpmu_counter_bit(counters[e]);
+	c->mux_first = archpmu_mux_turn(&c->desc, cl->ev, cl->nr_events, pool, 0, counters);
+	c->used = c->mux_stay | pool;
+	return 0;
+}
+
 /* Allocate on every CPU around other sessions' counters and @perf_held. */
 static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_count_open *out)
 {
@@ -74,22 +99,24 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
-		u64 taken = per_cpu(archpmu_cpu_ctx, c->cpu).taken;
+		u64 busy = per_cpu(archpmu_cpu_ctx, c->cpu).taken | perf_held;
 
 		out->bad_cpu = c->cpu;
-		ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, taken | perf_held,
-				       counters, &bad);
+		c->mux = false;
+		c->used = 0;
+		ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, busy, counters, &bad);
 		/* Held counters matter only if the events fit on a free PMU. */
 		if (ret == -EBUSY)
 			ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, 0, counters,
 					       &bad) ?: -EBUSY;
+		if ((ret == -EBUSY || ret == -ENOSPC) && cl->multiplex)
+			ret = allocate_mux(cl, c, busy, counters, &bad);
 		if (ret) {
 			out->bad_event = bad;
 			if (ret == -EBUSY)
 				name_holder(cl, c, perf_held, bad, out);
 			return ret;
 		}
-		c->used = 0;
 		for (e = 0; e < cl->nr_events; e++) {
 			c->hw[e].counter = counters[e];
 			c->used |= archpmu_counter_bit(counters[e]);
@@ -160,18 +187,17 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 	}
 }
 
-static void set_holder(struct archpmu_claims *cl, const struct archpmu_claim *c,
-		       const struct archpmu_holder *holder)
+static void set_holder(const struct archpmu_claim *c, const struct archpmu_holder *holder)
 {
 	struct archpmu_cpu_ctx *ctx = per_cpu_ptr(&archpmu_cpu_ctx, c->cpu);
-	unsigned int e;
-	int idx;
+	unsigned int i;
 
-	for (e = 0; e < cl->nr_events; e++) {
-		idx = archpmu_ctx_index(c->hw[e].counter);
-		if (idx >= 0)
-			ctx->holder[idx] = holder;
-	}
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
+		if (c->used & BIT_ULL(i))
+			ctx->holder[i] = holder;
+	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
+		if (c->used & BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + i))
+			ctx->holder[ARCHPMU_LEGACY_GP + i] = holder;
 }
 
 /* The planned counters are programmed: other sessions now place around them. */
@@ -182,7 +208,7 @@ void archpmu_own_commit(struct archpmu_claims *cl)
 	lockdep_assert_held(&archpmu_own_lock);
 	for (i = 0; i < cl->nr_cpus; i++) {
 		per_cpu(archpmu_cpu_ctx, cl->cpus[i].cpu).taken |= cl->cpus[i].used;
-		set_holder(cl, &cl->cpus[i], cl->holder);
+		set_holder(&cl->cpus[i], cl->holder);
 	}
 	cl->owned = true;
 }
@@ -196,7 +222,7 @@ void archpmu_own_forget(struct archpmu_claims *cl)
 	for (i = 0; cl->owned && i < cl->nr_cpus; i++) {
 		/* Allocation kept these clear of every other session's counters. */
 		per_cpu(archpmu_cpu_ctx, cl->cpus[i].cpu).taken &= ~cl->cpus[i].used;
-		set_holder(cl, &cl->cpus[i], NULL);
+		set_holder(&cl->cpus[i], NULL);
 	}
 	cl->owned = false;
 	archpmu_release_gp(cl->gp_reserved);

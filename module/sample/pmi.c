@@ -35,6 +35,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/string.h>
 #include <asm/nmi.h>
 
 #include "record.h"
@@ -53,8 +54,8 @@ static int max_rate_set(const char *text, const struct kernel_param *kp)
 	int ret = kstrtouint(text, 0, &v);
 
 	if (ret || !v || v > MAX_RATE_LIMIT) {
-		pr_err("sample_max_rate=%s: allowed 1-%u samples per second\n", text,
-		       MAX_RATE_LIMIT);
+		pr_err("sample_max_rate=%.*s: allowed 1-%u samples per second\n",
+		       (int)strcspn(text, "\n"), text, MAX_RATE_LIMIT);
 		return -EINVAL;
 	}
 	WRITE_ONCE(sample_max_rate, v);
@@ -77,7 +78,8 @@ static int cpu_percent_set(const char *text, const struct kernel_param *kp)
 	int ret = kstrtouint(text, 0, &v);
 
 	if (ret || !v || v > 100) {
-		pr_err("sample_cpu_percent=%s: allowed 1-100 (100: no time budget)\n", text);
+		pr_err("sample_cpu_percent=%.*s: allowed 1-100 (100: no time budget)\n",
+		       (int)strcspn(text, "\n"), text);
 		return -EINVAL;
 	}
 	WRITE_ONCE(sample_cpu_percent, v);

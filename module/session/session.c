@@ -213,7 +213,7 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 	if (!perfmon_capable())
 		return -EPERM;
 	if ((cmd->flags & ~(ARCHPMU_COUNT_OPEN_FD | ARCHPMU_COUNT_OPEN_START |
-			    ARCHPMU_COUNT_OPEN_TASK)) ||
+			    ARCHPMU_COUNT_OPEN_TASK | ARCHPMU_COUNT_OPEN_MULTIPLEX)) ||
 	    cmd->__reserved0 ||
 	    cmd->__reserved[0] || cmd->__reserved[1] || !cmd->nr_events)
 		return -EINVAL;
@@ -230,9 +230,17 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 		ret = -EFAULT;
 		goto err_free;
 	}
+	ret = archpmu_check_groups(s->ev, s->cl.nr_events, &cmd->bad_event);
+	if (ret)
+		goto err_free;
 	ret = archpmu_sample_copy_in(cmd, s->specs, &sampling);
 	if (ret)
 		goto err_free;
+	s->cl.multiplex = cmd->flags & ARCHPMU_COUNT_OPEN_MULTIPLEX;
+	if (s->cl.multiplex && sampling) {
+		ret = -EOPNOTSUPP;
+		goto err_free;
+	}
 	s->task = archpmu_task_create(cmd, sampling);
 	if (IS_ERR(s->task)) {
 		ret = PTR_ERR(s->task);

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Groups and multiplexing rules (mux_plan.h). Every placement goes through
+ * archpmu_allocate() on a scratch list of the events concerned, so a turn
+ * follows the rules of a session that fits (fixed counters first).
+ */
+#include "mux_plan.h"
+
+int archpmu_check_groups(const struct archpmu_event *ev, unsigned int n, unsigned int *bad)
+{
+	unsigned int e;
+
+	for (e = 0; e < n; e++) {
+		bool member = ev[e].flags & ARCHPMU_EVENT_GROUP;
+
+		if ((member && !e) || (member && (ev[e].flags & ARCHPMU_EVENT_NO_ROTATE))) {
+			*bad = e;
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+unsigned int archpmu_group_end(const struct archpmu_event *ev, unsigned int n,
+			       unsigned int lead)
+{
+	unsigned int e = lead + 1;
+
+	while (e < n && (ev[e].flags & ARCHPMU_EVENT_GROUP))
+		e++;
+	return e;
+}
+
+unsigned int archpmu_group_lead(const struct archpmu_event *ev, unsigned int e)
+{
+	while (e && (ev[e].flags & ARCHPMU_EVENT_GROUP))
+		e--;
+	return e;
+}
+
+bool archpmu_group_stays(const struct archpmu_event *ev, unsigned int n, unsigned int lead)
+{
+	unsigned int e, end = archpmu_group_end(ev, n, lead);
+
+	if (ev[lead].flags & ARCHPMU_EVENT_NO_ROTATE)
+		return true;
+	for (e = lead; e < end; e++)
+		if (ev[e].flags & ARCHPMU_EVENT_PIN)
+			return true;
+	return false;
+}
+
+/* The events placed together, and where each came from. */
+struct scratch {
+	struct archpmu_event ev[ARCHPMU_MAX_EVENTS];
+	unsigned int from[ARCHPMU_MAX_EVENTS];
+	u32 counters[ARCHPMU_MAX_EVENTS];
+	unsigned int n;
+};
+
+static void add_group(struct scratch *s, const struct archpmu_event *ev, unsigned int lead,
+		      unsigned int end)
+{
+	unsigned int e;
+
+	for (e = lead; e < end && s->n < ARCHPMU_MAX_EVENTS; e++, s->n++) {
+		s->ev[s->n] = ev[e];
+		s->from[s->n] = e;
+	}
+}
+
+/* Place the list around @busy; a refusal names the event, as allocate() in plan.c. */
+static int place(const struct archpmu_pmu_desc *d, struct scratch *s, u64 busy,
+		 unsigned int *bad)
+{
+	unsigned int b = 0;
+	int ret = archpmu_allocate(d, s->ev, s->n, busy, s->counters, &b);
+
+	/* Held counters matter only if the events fit on a free PMU. */
+	if (ret == -EBUSY)
+		ret = archpmu_allocate(d, s->ev, s->n, 0, s->counters, &b) ?: -EBUSY;
+	if (ret)
+		*bad = b < s->n ? s->from[b] : 0;
+	return ret;
+}
+
+int archpmu_mux_plan(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
+		     unsigned int n, u64 busy, u32 *counters, u64 *pool, unsigned int *bad)
+{
+	struct scratch s;
+	unsigned int lead, end, k, base;
+	u64 stay = 0, want = 0;
+	int ret;
+
+	s.n = 0;
+	for (k = 0; k < n; k++)
+		counters[k] = ~0U;
+	for (lead = 0; lead < n; lead = archpmu_group_end(ev, n, lead))
+		if (archpmu_group_stays(ev, n, lead))
+			add_group(&s, ev, lead, archpmu_group_end(ev, n, lead));
+	ret = s.n ? place(d, &s, busy, bad) : 0;
+	if (ret)
+		return ret;
+	for (k = 0; k < s.n; k++) {
+		counters[s.from[k]] = s.counters[k];
+		stay |= archpmu_counter_bit(s.counters[k]);
+	}
+	base = s.n;
+	for (lead = 0; lead < n; lead = end) {
+		end = archpmu_group_end(ev, n, lead);
+		if (archpmu_group_stays(ev, n, lead))
+			continue;
+		s.n = base;
+		add_group(&s, ev, lead, end);
+		ret = place(d, &s, busy, bad);
+		if (ret)
+			return ret;
+		for (k = lead; k < end; k++)
+			want |= archpmu_candidate_counters(d, &ev[k]);
+	}
+	*pool = want & ~busy & ~stay;
+	return 0;
+}
+
+unsigned int archpmu_mux_turn(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
+			      unsigned int n, u64 pool, unsigned int first, u32 *counters)
+{
+	unsigned int lead = first < n ? first : 0, next = ~0U, end, k, i, b, base;
+	struct scratch s;
+
+	s.n = 0;
+	for (k = 0; k < n; k = end) {
+		end = archpmu_group_end(ev, n, k);
+		if (!archpmu_group_stays(ev, n, k))
+			for (i = k; i < end; i++)
+				counters[i] = ~0U;
+	}
+	/* At most n groups: the walk ends even if @first leads none. */
+	for (i = 0; i < n; i++) {
+		end = archpmu_group_end(ev, n, lead);
+		if (!archpmu_group_stays(ev, n, lead)) {
+			base = s.n;
+			add_group(&s, ev, lead, end);
+			if (archpmu_allocate(d, s.ev, s.n, ~pool, s.counters, &b)) {
+				s.n = base;
+				if (next == ~0U)
+					next = lead;
+			} else {
+				for (k = 0; k < s.n; k++)
+					counters[s.from[k]] = s.counters[k];
+			}
+		}
+		lead = end < n ? end : 0;
+		if (lead == first)
+			break;
+	}
+	return next == ~0U ? first : next;
+}

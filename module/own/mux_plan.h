@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Groups and multiplexing rules: which groups never rotate, what a
+ * rotating CPU must hold, and which groups are on its PMU in each turn.
+ * Portable, like alloc.c: the unit tests drive it directly.
+ */
+#ifndef ARCHPMU_MUX_PLAN_H
+#define ARCHPMU_MUX_PLAN_H
+
+#include "alloc.h"
+
+/* 0, or -EINVAL: GROUP on the first event, NO_ROTATE off a group's lead (*@bad). */
+int archpmu_check_groups(const struct archpmu_event *ev, unsigned int n, unsigned int *bad);
+
+/* The first event after the group that event @lead leads. */
+unsigned int archpmu_group_end(const struct archpmu_event *ev, unsigned int n,
+			       unsigned int lead);
+
+/* The lead of event @e's group. */
+unsigned int archpmu_group_lead(const struct archpmu_event *ev, unsigned int e);
+
+/* Is the group led by @lead on the PMU all the time (NO_ROTATE, or a PIN member)? */
+bool archpmu_group_stays(const struct archpmu_event *ev, unsigned int n, unsigned int lead);
+
+/*
+ * For a CPU where the @n events do not all fit around @busy (counters held
+ * by others): place the groups that stay (their counters in counters[],
+ * every other entry ~0U), and check that each rotating group fits beside
+ * them alone. *@pool: the free counters the rotating events can use; the
+ * CPU holds those and the staying groups' counters. Returns 0, or the
+ * -errno of archpmu_allocate() with *@bad an event of the group that does
+ * not fit.
+ */
+int archpmu_mux_plan(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
+		     unsigned int n, u64 busy, u32 *counters, u64 *pool, unsigned int *bad);
+
+/*
+ * One turn: the rotating groups in order from the one led by @first,
+ * round to the start, each placed on @pool if it fits beside those placed
+ * before it. Sets counters[] of the rotating events (~0U: off the PMU this
+ * turn) and leaves the staying ones'. Returns the lead of the first group
+ * that did not fit, where the next turn begins (@first if all did).
+ */
+unsigned int archpmu_mux_turn(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
+			      unsigned int n, u64 pool, unsigned int first, u32 *counters);
+
+#endif /* ARCHPMU_MUX_PLAN_H */
