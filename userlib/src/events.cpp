@@ -229,22 +229,109 @@ void apply_counter_choice(std::string_view whole, std::size_t at, std::string_vi
     }
 }
 
-void apply_modifiers(std::string_view whole, std::size_t at, std::string_view mods, EventSpec& spec)
+// Modifiers u, k and D (perf's pinned: never multiplexed out): the ring bits
+// (0: none given) and whether D was.
+struct Modifiers {
+    std::uint64_t ring = 0;
+    bool pinned = false;
+};
+
+Modifiers parse_modifiers(std::string_view whole, std::size_t at, std::string_view mods)
 {
     if (mods.empty())
-        bad(whole, at - 1, 1, "empty modifier after ':' (use u, k or uk)");
-    std::uint64_t ring = 0;
+        bad(whole, at - 1, 1, "empty modifier after ':' (use u, k, uk or D)");
+    Modifiers m;
     for (std::size_t i = 0; i < mods.size(); ++i) {
+        if (mods[i] == 'D') {
+            if (m.pinned)
+                bad(whole, at + i, 1, "modifier 'D' given twice");
+            m.pinned = true;
+            continue;
+        }
         const std::uint64_t bit = mods[i] == 'u'   ? ARCHPMU_EVTSEL_USR
                                   : mods[i] == 'k' ? ARCHPMU_EVTSEL_OS
                                                    : 0;
         if (!bit)
-            bad(whole, at + i, 1, std::string("unknown modifier '") + mods[i] + "' (use u or k)");
-        if (ring & bit)
+            bad(whole, at + i, 1,
+                std::string("unknown modifier '") + mods[i] + "' (use u, k or D)");
+        if (m.ring & bit)
             bad(whole, at + i, 1, std::string("modifier '") + mods[i] + "' given twice");
-        ring |= bit;
+        m.ring |= bit;
     }
-    spec.config = (spec.config & ~(ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_OS)) | ring;
+    return m;
+}
+
+void apply_modifiers(std::string_view whole, std::size_t at, std::string_view mods, EventSpec& spec)
+{
+    const Modifiers m = parse_modifiers(whole, at, mods);
+    if (m.ring)
+        spec.config = (spec.config & ~(ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_OS)) | m.ring;
+    if (m.pinned)
+        spec.flags |= ARCHPMU_EVENT_NO_ROTATE;
+}
+
+// Where the event starting at `from` ends: the next ',' outside cpu/.../ terms,
+// or `to`.
+std::size_t event_end(std::string_view text, std::size_t from, std::size_t to)
+{
+    bool in_cpu_terms = false;
+    for (std::size_t i = from; i < to; ++i) {
+        if (text[i] == '/')
+            in_cpu_terms = !in_cpu_terms;  // "cpu/" opens the terms, the next '/' closes them
+        else if (text[i] == ',' && !in_cpu_terms)
+            return i;
+    }
+    return to;
+}
+
+// The comma-separated events of text[from, to) appended to out.
+void parse_events_in(std::string_view text, std::size_t from, std::size_t to,
+                     std::vector<EventSpec>& out)
+{
+    for (std::size_t at = from;;) {
+        const std::size_t end = event_end(text, at, to);
+        if (end == at)
+            bad(text, std::min(at, text.size() - 1), 1,
+                "empty event (separate events with one comma, none at either end)");
+        const std::string_view one = text.substr(at, end - at);
+        if (one.find_first_of("{}") != std::string_view::npos)
+            bad(text, at + one.find_first_of("{}"), 1,
+                "a brace inside an event (groups are {a,b}, not nested)");
+        out.push_back(parse_event(one));
+        if (end == to)
+            return;
+        at = end + 1;
+    }
+}
+
+// A group {a,b}[:mods] at text[open]; returns where it ends.
+std::size_t parse_group(std::string_view text, std::size_t open, std::vector<EventSpec>& out)
+{
+    const std::size_t close = text.find('}', open);
+    if (close == std::string_view::npos)
+        bad(text, open, text.size() - open, "'{' without its closing '}'");
+    if (close == open + 1)
+        bad(text, open, 2, "empty group (give its events: {cycles,instructions})");
+    const std::size_t first = out.size();
+    parse_events_in(text, open + 1, close, out);
+    for (std::size_t e = first + 1; e < out.size(); ++e)
+        out[e].flags |= ARCHPMU_EVENT_GROUP;
+    const std::size_t end = std::min(text.find(',', close), text.size());
+    if (end == close + 1 || close + 1 == text.size())
+        return end;
+    if (text[close + 1] != ':')
+        bad(text, close + 1, end - close - 1, "unexpected text after the group's '}'");
+    // The group's modifiers: u/k for the members that gave none, D for the group.
+    const Modifiers m = parse_modifiers(text, close + 2, text.substr(close + 2, end - close - 2));
+    for (std::size_t e = first; e < out.size(); ++e) {
+        if (m.ring && !(out[e].config & (ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_OS)))
+            out[e].config |= m.ring;
+        if (out[e].name.find(':') == std::string::npos)
+            out[e].name += std::string(text.substr(close + 1, end - close - 1));
+    }
+    if (m.pinned)
+        out[first].flags |= ARCHPMU_EVENT_NO_ROTATE;
+    return end;
 }
 
 }  // namespace
@@ -311,30 +398,29 @@ EventSpec parse_event(std::string_view text)
 
 std::vector<EventSpec> parse_event_list(std::string_view text)
 {
+    if (text.empty())
+        bad(text, 0, 1, "empty event list (give an event such as cycles)");
     std::vector<EventSpec> out;
-    std::size_t start = 0;
-    bool in_cpu_terms = false;
-    for (std::size_t i = 0; i <= text.size(); ++i) {
-        if (i < text.size() && text[i] == '/') {
-            // "cpu/" opens the terms, the next '/' closes them.
-            in_cpu_terms = !in_cpu_terms;
-            continue;
+    for (std::size_t at = 0;;) {
+        std::size_t end = 0;
+        if (text[at] == '{') {
+            end = parse_group(text, at, out);
+        } else {
+            end = event_end(text, at, text.size());
+            parse_events_in(text, at, end, out);
         }
-        if (i == text.size() || (text[i] == ',' && !in_cpu_terms)) {
-            if (i == start)
-                bad(text, start, 1,
-                    text.empty() ? "empty event list (give an event such as cycles)"
-                                 : "empty event (separate events with one comma, none at "
-                                   "either end)");
-            out.push_back(parse_event(text.substr(start, i - start)));
-            start = i + 1;
-        }
+        if (end >= text.size())
+            return out;
+        at = end + 1;
+        if (at == text.size())
+            bad(text, end, 1, "empty event (separate events with one comma, none at either end)");
     }
-    return out;
 }
 
 std::string counter_name(std::uint32_t counter)
 {
+    if (counter == ARCHPMU_NO_COUNTER)
+        return "-";
     if (counter & ARCHPMU_COUNTER_FIXED)
         return "fixed" + std::to_string(counter & 0xff);
     return "gp" + std::to_string(counter);

@@ -105,7 +105,8 @@ std::string open_refusal(int err, const archpmu_count_open& cmd, const std::stri
         case EMEDIUMTYPE:
             return ev + ": fixed counters take no edge, inv, cmask or any";
         case ENOSPC:
-            return "more events than counters" + on + " (" + ev + " did not fit)";
+            return "more events than counters" + on + " (" + ev +
+                   " did not fit; with multiplexing, each group must fit the counters alone)";
         case EBUSY:
             return busy_refusal(cmd, ev, on);
         case ENXIO:
@@ -162,23 +163,33 @@ Session::Session(const std::string& device_path, std::vector<EventSpec> events,
 {
 }
 
+std::uint64_t CountValue::scaled() const
+{
+    if (time_running_ns == 0)
+        return 0;
+    if (time_running_ns >= time_enabled_ns)
+        return value;
+    return static_cast<std::uint64_t>(static_cast<long double>(value) * time_enabled_ns /
+                                      time_running_ns);
+}
+
 Session::Session(const std::string& device_path, std::vector<EventSpec> events,
-                 const std::vector<std::uint32_t>& cpus, Start start)
+                 const std::vector<std::uint32_t>& cpus, Start start, bool multiplex)
     : events_(std::move(events))
 {
-    open(device_path, cpus, start, nullptr);
+    open(device_path, cpus, start, nullptr, multiplex);
 }
 
 Session Session::for_task(const std::string& device_path, std::vector<EventSpec> events,
-                          const TaskScope& task, Start start)
+                          const TaskScope& task, Start start, bool multiplex)
 {
     Session session(std::move(events));
-    session.open(device_path, {}, start, &task);
+    session.open(device_path, {}, start, &task, multiplex);
     return session;
 }
 
 void Session::open(const std::string& device_path, const std::vector<std::uint32_t>& cpus,
-                   Start start, const TaskScope* task)
+                   Start start, const TaskScope* task, bool multiplex)
 {
     UniqueFd device = open_device_file(device_path);
     const std::uint64_t caps = capabilities(device.get());
@@ -199,6 +210,9 @@ void Session::open(const std::string& device_path, const std::vector<std::uint32
         cmd.flags |= ARCHPMU_COUNT_OPEN_FD;
     if (start_in_open)
         cmd.flags |= ARCHPMU_COUNT_OPEN_START;
+    // Without the capability groups are refused as unknown flags; too many events, ENOSPC.
+    if (multiplex && (caps & ARCHPMU_CAP_MULTIPLEX))
+        cmd.flags |= ARCHPMU_COUNT_OPEN_MULTIPLEX;
     if (task) {
         if (!(caps & ARCHPMU_CAP_TASK))
             throw Error(EOPNOTSUPP,
@@ -269,7 +283,8 @@ Snapshot Session::read() const
         const auto& r = raw[i];
         snap.values.push_back(
             CountValue{r.cpu, r.event, r.counter, (r.flags & ARCHPMU_VALUE_OFFLINE) != 0, r.value,
-                       r.time_enabled, r.time_running, (r.flags & ARCHPMU_VALUE_INCOMPLETE) != 0});
+                       r.time_enabled, r.time_running, (r.flags & ARCHPMU_VALUE_INCOMPLETE) != 0,
+                       (r.flags & ARCHPMU_VALUE_MULTIPLEXED) != 0});
     }
     return snap;
 }

@@ -67,6 +67,14 @@ std::string metric(const StatTotals& t, std::size_t e)
     return {};
 }
 
+// The counter column: "mux" for an event that takes turns on the counters.
+std::string counter_label(const StatTotals& t, std::size_t e)
+{
+    if (e < t.multiplexed.size() && t.multiplexed[e])
+        return "mux";
+    return counter_name(t.counters.at(e));
+}
+
 std::string cpu_label(std::uint32_t cpu, bool offline)
 {
     return "CPU" + std::to_string(cpu) + (offline ? "(offline)" : "");
@@ -89,6 +97,38 @@ std::uint64_t StatTotals::total(std::size_t event) const
     return sum;
 }
 
+namespace {
+
+double pct_of(std::uint64_t running, std::uint64_t enabled)
+{
+    return enabled == 0 ? 100.0
+                        : 100.0 * static_cast<double>(running) / static_cast<double>(enabled);
+}
+
+std::uint64_t sum_of(const std::vector<std::uint64_t>& xs)
+{
+    std::uint64_t sum = 0;
+    for (std::uint64_t x : xs)
+        sum += x;
+    return sum;
+}
+
+}  // namespace
+
+double StatTotals::running_pct(std::size_t event) const
+{
+    if (event >= enabled_ns.size())
+        return 100.0;
+    return pct_of(sum_of(running_ns[event]), sum_of(enabled_ns[event]));
+}
+
+double StatTotals::running_pct(std::size_t event, std::size_t cpu) const
+{
+    if (event >= enabled_ns.size())
+        return 100.0;
+    return pct_of(running_ns[event].at(cpu), enabled_ns[event].at(cpu));
+}
+
 StatTotals stat_totals(const Session& session, const Snapshot* from, const Snapshot& to,
                        std::uint64_t elapsed_ns)
 {
@@ -99,14 +139,29 @@ StatTotals stat_totals(const Session& session, const Snapshot* from, const Snaps
     const std::size_t n_events = t.events.size();
     const std::size_t n_cpus = n_events ? to.values.size() / n_events : 0;
     t.per_cpu.assign(n_events, std::vector<std::uint64_t>(n_cpus, 0));
+    t.enabled_ns = t.per_cpu;
+    t.running_ns = t.per_cpu;
     t.offline.assign(n_cpus, false);
+    t.multiplexed.assign(n_events, false);
     for (std::size_t c = 0; c < n_cpus; ++c) {
         t.cpus.push_back(to.values[c * n_events].cpu);
         for (std::size_t e = 0; e < n_events; ++e) {
             const auto& v = to.values[c * n_events + e];
-            const std::uint64_t before = from ? from->values.at(c * n_events + e).value : 0;
-            t.per_cpu[e][c] = v.value - before;
+            CountValue delta = v;
+            if (from) {
+                const auto& b = from->values.at(c * n_events + e);
+                delta.value -= b.value;
+                delta.time_enabled_ns -= b.time_enabled_ns;
+                delta.time_running_ns -= b.time_running_ns;
+            }
+            // A session that never multiplexes reports no time for some
+            // events (never enabled): those count as they are.
+            t.per_cpu[e][c] =
+                delta.time_running_ns < delta.time_enabled_ns ? delta.scaled() : delta.value;
+            t.enabled_ns[e][c] = delta.time_enabled_ns;
+            t.running_ns[e][c] = delta.time_running_ns;
             t.offline[c] = t.offline[c] || v.offline;
+            t.multiplexed[e] = t.multiplexed[e] || v.multiplexed;
         }
     }
     return t;
@@ -150,6 +205,8 @@ StatTotals stat_mean(const std::vector<StatTotals>& runs)
     };
     m.offline.assign(m.cpus.size(), false);
     m.per_cpu.assign(m.events.size(), std::vector<std::uint64_t>(m.cpus.size(), 0));
+    m.enabled_ns = m.per_cpu;
+    m.running_ns = m.per_cpu;
     std::vector<double> xs(runs.size());
     for (std::size_t e = 0; e < m.events.size(); ++e) {
         std::vector<double> mean(m.cpus.size(), 0);
@@ -157,6 +214,10 @@ StatTotals stat_mean(const std::vector<StatTotals>& runs)
         for (std::size_t i = 0; i < runs.size(); ++i) {
             const auto& r = runs[i];
             for (std::size_t c = 0; c < r.cpus.size(); ++c) {
+                if (e < r.enabled_ns.size()) {
+                    m.enabled_ns[e][slot(r.cpus[c])] += r.enabled_ns[e].at(c);
+                    m.running_ns[e][slot(r.cpus[c])] += r.running_ns[e].at(c);
+                }
                 mean[slot(r.cpus[c])] += static_cast<double>(r.per_cpu.at(e).at(c)) / n;
                 m.offline[slot(r.cpus[c])] = m.offline[slot(r.cpus[c])] || r.offline.at(c);
             }
@@ -213,23 +274,34 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
     const auto noise = [&](std::size_t e) {
         return t.runs > 1 ? format("  ( +-%6.2f%% )", t.noise_pct.at(e)) : std::string();
     };
+    // perf's multiplexing note, "(NN.NN%)" of the time enabled, and "<not counted>".
+    const auto running = [](double pct) {
+        return pct < 100.0 ? format("  (%.2f%%)", pct) : std::string();
+    };
+    const auto count = [](std::uint64_t v, double pct) {
+        return pct == 0.0 ? std::string("<not counted>") : thousands(v);
+    };
     for (std::size_t e = 0; e < t.events.size(); ++e) {
-        const std::string counter = counter_name(t.counters.at(e));
+        const std::string counter = counter_label(t, e);
         if (f.per_cpu) {
             for (std::size_t c = 0; c < t.cpus.size(); ++c)
                 out << prefix << std::left << std::setw(14) << cpu_label(t.cpus[c], t.offline[c])
-                    << std::right << std::setw(20) << thousands(t.per_cpu[e][c]) << "      "
-                    << std::left << std::setw(24) << t.events[e].name << counter << '\n';
+                    << std::right << std::setw(20) << count(t.per_cpu[e][c], t.running_pct(e, c))
+                    << "      " << std::left << std::setw(24) << t.events[e].name << counter
+                    << running(t.running_pct(e, c)) << '\n';
         } else {
             const std::string m = metric(t, e);
-            out << prefix << std::right << std::setw(20) << thousands(t.total(e)) << "      "
+            const double pct = t.running_pct(e);
+            out << prefix << std::right << std::setw(20) << count(t.total(e), pct) << "      "
                 << std::left << std::setw(24) << t.events[e].name;
             if (m.empty())
                 out << (t.runs > 1 ? std::setw(8) : std::setw(0)) << counter
-                    << (t.runs > 1 ? std::string(32, ' ') : std::string()) << noise(e) << '\n';
+                    << (t.runs > 1 ? std::string(32, ' ') : std::string()) << noise(e)
+                    << running(pct) << '\n';
             else
                 out << std::setw(8) << counter << "  "
-                    << (t.runs > 1 ? std::setw(30) : std::setw(0)) << m << noise(e) << '\n';
+                    << (t.runs > 1 ? std::setw(30) : std::setw(0)) << m << noise(e) << running(pct)
+                    << '\n';
         }
     }
     if (f.interval_s < 0) {
@@ -252,7 +324,7 @@ std::string stat_csv(const StatTotals& t, const StatFormat& f)
     const std::string& s = f.separator;
     const std::string prefix = f.interval_s < 0 ? std::string() : format("%.9f", f.interval_s) + s;
     for (std::size_t e = 0; e < t.events.size(); ++e) {
-        const std::string counter = counter_name(t.counters.at(e));
+        const std::string counter = counter_label(t, e);
         if (f.per_cpu) {
             for (std::size_t c = 0; c < t.cpus.size(); ++c)
                 out << prefix << "CPU" << t.cpus[c] << s << t.per_cpu[e][c] << s << t.events[e].name
@@ -281,12 +353,17 @@ std::string stat_json(const StatTotals& t, int indent)
         nlohmann::ordered_json j;
         j["name"] = t.events[e].name;
         j["config"] = hex(t.events[e].config);
-        j["counter"] = counter_name(t.counters.at(e));
+        j["counter"] = counter_label(t, e);
         j["value"] = t.total(e);
         nlohmann::ordered_json per_cpu = nlohmann::ordered_json::object();
         for (std::size_t c = 0; c < t.cpus.size(); ++c)
             per_cpu[std::to_string(t.cpus[c])] = t.per_cpu[e][c];
         j["per_cpu"] = std::move(per_cpu);
+        if (e < t.enabled_ns.size()) {
+            j["time_enabled_ns"] = sum_of(t.enabled_ns[e]);
+            j["time_running_ns"] = sum_of(t.running_ns[e]);
+        }
+        j["running_pct"] = t.running_pct(e);
         if (t.runs > 1)
             j["stddev_pct"] = t.noise_pct.at(e);
         doc["events"].push_back(std::move(j));

@@ -60,6 +60,7 @@ Snapshot read_all(const std::vector<Session>& sessions)
             same->value += v.value;
             same->time_enabled_ns += v.time_enabled_ns;
             same->time_running_ns += v.time_running_ns;
+            same->multiplexed = same->multiplexed || v.multiplexed;
         }
     }
     return all;
@@ -127,8 +128,11 @@ RunOutcome run_once(const StatOptions& opts, bool on_exec)
 {
     std::vector<Session> sessions;
     std::optional<PendingCommand> pending;
+    // As perf: events that do not fit at once take turns, and are scaled.
+    constexpr bool multiplex = true;
+    constexpr auto later = Session::Start::later;
     if (opts.system_wide) {
-        sessions.emplace_back(opts.device, opts.events, opts.cpus);
+        sessions.emplace_back(opts.device, opts.events, opts.cpus, later, multiplex);
     } else {
         // The command is counted from its exec on, with everything it starts;
         // with -p or -t it only says how long to count them, as in perf.
@@ -136,14 +140,17 @@ RunOutcome run_once(const StatOptions& opts, bool on_exec)
             pending.emplace(opts.command, "archpmu stat");
             sessions.push_back(Session::for_task(
                 opts.device, opts.events,
-                TaskScope{TaskScope::Kind::process, pending->pid(), true, on_exec}));
+                TaskScope{TaskScope::Kind::process, pending->pid(), true, on_exec}, later,
+                multiplex));
         }
         for (const pid_t pid : opts.pids)
             sessions.push_back(Session::for_task(opts.device, opts.events,
-                                                 TaskScope{TaskScope::Kind::process, pid, true}));
+                                                 TaskScope{TaskScope::Kind::process, pid, true},
+                                                 later, multiplex));
         for (const pid_t tid : opts.tids)
             sessions.push_back(Session::for_task(opts.device, opts.events,
-                                                 TaskScope{TaskScope::Kind::thread, tid, true}));
+                                                 TaskScope{TaskScope::Kind::thread, tid, true},
+                                                 later, multiplex));
     }
     const StatFormat fmt = format_of(opts);
 

@@ -14,7 +14,7 @@ namespace archpmu {
 struct EventSpec {
     std::string name;           // as the user wrote it
     std::uint64_t config = 0;   // event | umask << 8 | USR, OS, edge, INV, CMASK, AnyThread
-    std::uint32_t flags = 0;    // ARCHPMU_EVENT_* (GP only, pinned, raw)
+    std::uint32_t flags = 0;    // ARCHPMU_EVENT_* (GP only, pinned, raw, group, no rotate)
     std::uint32_t counter = 0;  // with ARCHPMU_EVENT_PIN: GP i, or ARCHPMU_COUNTER_FIXED | j
 
     [[nodiscard]] std::uint32_t event_select() const { return config & 0xff; }
@@ -30,7 +30,8 @@ struct EventSpec {
 //            BR_INST_RETIRED.ALL_BRANCHES, BR_MISP_RETIRED.ALL_BRANCHES, TOPDOWN.SLOTS
 //   raw:     r<hex> (the PERFEVTSEL image: r00c0 is C0H/00H) and
 //            cpu/event=0xc0,umask=0x00,cmask=1,inv,edge,any/ (each term at most once)
-//   then:    modifiers :u (user only), :k (kernel only), and a counter choice
+//   then:    modifiers :u (user only), :k (kernel only), :D (pinned: never
+//            multiplexed out, perf's D), and a counter choice
 //            @gp (GP counters only), @gp3 (GP counter 3), @fixed0 (fixed counter 0)
 //            (each at most once; a modifier letter at most once)
 // Throws archpmu::Error (EINVAL) whose message names, and with a caret on its
@@ -38,9 +39,12 @@ struct EventSpec {
 EventSpec parse_event(std::string_view text);
 
 // A comma-separated list; commas inside cpu/.../ do not split. No empty events.
+// perf's groups: {a,b} puts a and b on the PMU together or not at all
+// (ARCHPMU_EVENT_GROUP on b); {a,b}:u applies u (or k) to the members that
+// give neither and D to the group.
 std::vector<EventSpec> parse_event_list(std::string_view text);
 
-// "gp3" or "fixed0".
+// "gp3", "fixed0", or "-" for ARCHPMU_NO_COUNTER (multiplexed off the PMU).
 std::string counter_name(std::uint32_t counter);
 
 }  // namespace archpmu

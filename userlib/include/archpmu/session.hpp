@@ -18,7 +18,7 @@ namespace archpmu {
 struct CountValue {
     std::uint32_t cpu = 0;
     std::uint32_t event = 0;    // index into the session's events
-    std::uint32_t counter = 0;  // GP i, or ARCHPMU_COUNTER_FIXED | j
+    std::uint32_t counter = 0;  // GP i, ARCHPMU_COUNTER_FIXED | j, or ARCHPMU_NO_COUNTER
     bool offline = false;       // the CPU is offline: its last count
     std::uint64_t value = 0;    // 64-bit, never wraps
     std::uint64_t time_enabled_ns = 0;
@@ -26,6 +26,12 @@ struct CountValue {
     // A task session's tasks created children faster than the module could
     // follow: some are not counted (ARCHPMU_VALUE_INCOMPLETE).
     bool incomplete = false;
+    // The event takes turns on the CPU's counters (ARCHPMU_VALUE_MULTIPLEXED).
+    bool multiplexed = false;
+
+    // perf's scaling: what the event would have counted had it been on the PMU
+    // all the time it was enabled (multiplexing); 0 if it never was.
+    [[nodiscard]] std::uint64_t scaled() const;
 };
 
 struct Snapshot {
@@ -62,12 +68,16 @@ public:
     // cpus empty: every online CPU.
     Session(const std::string& device_path, std::vector<EventSpec> events,
             const std::vector<std::uint32_t>& cpus = {});
+    // multiplex: where the events (or groups, EventSpec::flags) do not all fit
+    // a CPU's counters at once, they take turns and time_running says how long
+    // each counted (ARCHPMU_COUNT_OPEN_MULTIPLEX, where the module has it).
     Session(const std::string& device_path, std::vector<EventSpec> events,
-            const std::vector<std::uint32_t>& cpus, Start start);
+            const std::vector<std::uint32_t>& cpus, Start start, bool multiplex = false);
 
     // A task session: on every online CPU, counting only while the tasks run.
     static Session for_task(const std::string& device_path, std::vector<EventSpec> events,
-                            const TaskScope& task, Start start = Start::later);
+                            const TaskScope& task, Start start = Start::later,
+                            bool multiplex = false);
 
     void start();
     void stop();
@@ -82,7 +92,7 @@ public:
 private:
     explicit Session(std::vector<EventSpec> events) : events_(std::move(events)) {}
     void open(const std::string& device_path, const std::vector<std::uint32_t>& cpus, Start start,
-              const TaskScope* task);
+              const TaskScope* task, bool multiplex);
     void control(unsigned long request, const char* what);
 
     std::vector<EventSpec> events_;

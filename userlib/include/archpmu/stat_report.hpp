@@ -15,10 +15,15 @@ namespace archpmu {
 struct StatTotals {
     std::vector<EventSpec> events;
     std::vector<std::uint32_t> counters;  // per event, on the first CPU
+    std::vector<bool> multiplexed;        // per event: it takes turns (on any CPU)
     std::vector<std::uint32_t> cpus;      // ascending
     std::uint64_t elapsed_ns = 0;
-    // per_cpu[e][c]: event e on cpus[c]
+    // per_cpu[e][c]: event e on cpus[c], scaled as perf scales when the event
+    // was multiplexed (CountValue::scaled())
     std::vector<std::vector<std::uint64_t>> per_cpu;
+    // The time each count was enabled and on the PMU, [e][c] as per_cpu.
+    std::vector<std::vector<std::uint64_t>> enabled_ns;
+    std::vector<std::vector<std::uint64_t>> running_ns;
     std::vector<bool> offline;  // per CPU: offline at the end (its last count)
     // -r: the means of `runs` runs, and per event (then for the elapsed time) the
     // standard deviation of that mean in percent of it, perf's "( +- N% )".
@@ -27,6 +32,10 @@ struct StatTotals {
     double elapsed_noise_ns = 0;
 
     [[nodiscard]] std::uint64_t total(std::size_t event) const;
+    // perf's "(NN.NN%)": the time on the PMU in percent of the time enabled, over
+    // all CPUs (cpu: one of them); 100 when never enabled.
+    [[nodiscard]] double running_pct(std::size_t event) const;
+    [[nodiscard]] double running_pct(std::size_t event, std::size_t cpu) const;
 };
 
 // The mean of runs of one command (the same events; the CPUs of any run), with each
@@ -47,9 +56,10 @@ struct StatFormat {
 
 std::string stat_human(const StatTotals& t, const StatFormat& f);
 std::string stat_csv(const StatTotals& t, const StatFormat& f);
-// {"elapsed_ns": N, "cpus": [...], "events": [{"name", "config", "counter", "value",
-// "per_cpu": {"0": N}}]}; on one line with indent < 0. After -r also "runs",
-// "elapsed_stddev_ns" and per event "stddev_pct".
+// {"elapsed_ns": N, "cpus": [...], "events": [{"name", "config", "counter" ("mux" for an
+// event that takes turns), "value",
+// "per_cpu": {"0": N}, "time_enabled_ns", "time_running_ns", "running_pct"}]}; on one line with
+// indent < 0. After -r also "runs", "elapsed_stddev_ns" and per event "stddev_pct".
 std::string stat_json(const StatTotals& t, int indent = 2);
 
 // 1234567 -> "1,234,567"
