@@ -129,7 +129,7 @@ TEST_CASE("a bad spec gets a message that points at the offending part", "[event
 TEST_CASE("empty parts, repeats and huge numbers are refused", "[events]")
 {
     CHECK_THAT(error_of("cycles:"), Catch::Contains("bad event 'cycles:': empty modifier after ':' "
-                                                    "(use u, k or uk)\n  cycles:\n        ^"));
+                                                    "(use u, k, uk or D)\n  cycles:\n        ^"));
     CHECK_THAT(error_of("cycles:u,instructions:"), Catch::Contains("empty modifier after ':'"));
     CHECK_THAT(error_of("cycles:uu"), Catch::Contains("modifier 'u' given twice"));
     CHECK_THAT(error_of("cycles:u:k"), Catch::Contains("a second ':'"));
@@ -154,4 +154,33 @@ TEST_CASE("counter names", "[events]")
     CHECK(archpmu::counter_name(0) == "gp0");
     CHECK(archpmu::counter_name(7) == "gp7");
     CHECK(archpmu::counter_name(ARCHPMU_COUNTER_FIXED | 2) == "fixed2");
+}
+
+TEST_CASE("groups: {a,b} with the group's modifiers, and :D pins", "[events]")
+{
+    const auto list = parse_event_list(
+        "{cycles,instructions:k}:u,branches,{r00c4,cpu/event=0xc5,"
+        "umask=0/}:D,cache-misses:uD");
+    REQUIRE(list.size() == 6);
+    CHECK(list[0].flags == 0);
+    CHECK(list[0].name == "cycles:u");
+    CHECK(list[0].config == (0x003c | ARCHPMU_EVTSEL_USR));
+    CHECK(list[1].flags == ARCHPMU_EVENT_GROUP);
+    CHECK(list[1].name == "instructions:k");
+    CHECK(list[1].config == (0x00c0 | ARCHPMU_EVTSEL_OS));  // its own ring wins
+    CHECK(list[2].flags == 0);
+    CHECK(list[3].flags == (ARCHPMU_EVENT_RAW | ARCHPMU_EVENT_NO_ROTATE));
+    CHECK(list[4].flags == (ARCHPMU_EVENT_GROUP | ARCHPMU_EVENT_RAW));
+    CHECK(list[4].config == 0x00c5);
+    CHECK(list[5].flags == ARCHPMU_EVENT_NO_ROTATE);
+    CHECK(list[5].config == (0x412e | ARCHPMU_EVTSEL_USR));
+
+    CHECK_THAT(error_of("{cycles,instructions"), Catch::Contains("'{' without its closing '}'"));
+    CHECK_THAT(error_of("{}"), Catch::Contains("empty group"));
+    CHECK_THAT(error_of("{cycles,}"), Catch::Contains("empty event"));
+    CHECK_THAT(error_of("{cycles,{instructions}}"), Catch::Contains("a brace inside an event"));
+    CHECK_THAT(error_of("{cycles}x"), Catch::Contains("unexpected text after the group's '}'"));
+    CHECK_THAT(error_of("{cycles}:x"), Catch::Contains("unknown modifier 'x'"));
+    CHECK_THAT(error_of("cycles:DD"), Catch::Contains("modifier 'D' given twice"));
+    CHECK_THAT(error_of("{cycles},"), Catch::Contains("empty event"));
 }

@@ -126,7 +126,7 @@ TEST_CASE("model: fixed counters are strict about their width", "[model]")
     CHECK(m.write(ARCHPMU_MSR_FIXED_CTR0, 1ULL << 48) == kGP);
 }
 
-TEST_CASE("model: GLOBAL_STATUS is read-only; STATUS_SET and STATUS_RESET change it", "[model]")
+TEST_CASE("model: GLOBAL_STATUS is read-only, STATUS_SET and STATUS_RESET change it", "[model]")
 {
     Model v4(layout(4, 4, 48, 3));
     CHECK(v4.write(ARCHPMU_MSR_GLOBAL_STATUS, 1) == kGP);

@@ -111,7 +111,7 @@ Run run_tool(const std::vector<std::string>& args)
 
 }  // namespace
 
-TEST_CASE("stat --duration takes seconds in (0, 31536000]", "[stat-args]")
+TEST_CASE("stat --duration takes seconds in 0 to 31536000 exclusive of 0", "[stat-args]")
 {
     using std::chrono::nanoseconds;
     CHECK(archpmu::tool::parse_duration("0.45") == nanoseconds(450000000));
@@ -148,8 +148,8 @@ TEST_CASE("stat --duration's refusals are one short line, not DBL_MAX", "[stat-a
 TEST_CASE("stat -e refuses an empty modifier and empty events", "[stat-args]")
 {
     CHECK(refused({"stat", "-e", "cycles:", "--duration", "1"}) ==
-          "archpmu stat: -e/--event: bad event 'cycles:': empty modifier after ':' (use u, k or "
-          "uk)");
+          "archpmu stat: -e/--event: bad event 'cycles:': empty modifier after ':' (use u, k, uk "
+          "or D)");
     CHECK_THAT(refused({"stat", "-e", "cycles,", "--duration", "1"}),
                Contains("-e/--event: bad event 'cycles,': empty event (separate events"));
     CHECK_THAT(refused({"stat", "-e", "", "--duration", "1"}),
@@ -175,7 +175,7 @@ TEST_CASE("stat -C refuses empty lists and items, signs and CPUs past 8191", "[s
     }
 }
 
-TEST_CASE("stat -x refuses an empty separator and line breaks; \\t is a tab", "[stat-args]")
+TEST_CASE("stat -x refuses an empty separator and line breaks, and \\t is a tab", "[stat-args]")
 {
     CHECK(refused({"stat", "-x", "", "--duration", "1"}) ==
           "archpmu stat: -x/--field-separator: the separator is empty; give one or more "
@@ -207,8 +207,9 @@ TEST_CASE("stat -I takes whole milliseconds 10-3600000", "[stat-args]")
 TEST_CASE("usage errors are one line with exit status 2", "[stat-args]")
 {
     CHECK_THAT(refused({}, 2), Contains("archpmu: A subcommand is required"));
-    CHECK_THAT(refused({"stat"}, 2),
-               Contains("archpmu stat: give a COMMAND (after --), --duration SECONDS or -I MS"));
+    CHECK_THAT(
+        refused({"stat"}, 2),
+        Contains("archpmu stat: give a COMMAND (after --), -p PIDS, -t TIDS, --duration SECONDS"));
     CHECK_THAT(refused({"stat", "--duration", "1", "--", "true"}, 2),
                Contains("--duration and a COMMAND exclude each other"));
     CHECK_THAT(refused({"stat", "--bogus"}, 2), Contains("--bogus"));

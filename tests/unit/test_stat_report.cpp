@@ -178,3 +178,39 @@ TEST_CASE("CPU lists refuse empty items, signs and CPUs past 8191", "[stat]")
     CHECK_THAT(error_of("3-1"), Catch::Contains("range 3-1 runs backwards" + allowed));
     CHECK(archpmu::parse_cpu_list("8191").size() == 1);
 }
+
+TEST_CASE("multiplexed counts are scaled and show perf's percentage", "[stat]")
+{
+    archpmu::StatTotals t = sample();
+    // branches:u was on the PMU a quarter of its time on CPU 0, never on CPU 2.
+    t.enabled_ns = {{100, 100}, {100, 100}, {100, 100}};
+    t.running_ns = {{100, 100}, {100, 100}, {25, 0}};
+    t.multiplexed = {false, false, true};
+    CHECK(t.running_pct(0) == Approx(100.0));
+    CHECK(t.running_pct(2) == Approx(12.5));
+    const std::string human = archpmu::stat_human(t, {});
+    CHECK_THAT(human, Catch::Contains("branches:u              mux  (12.50%)"));
+    CHECK_THAT(human, !Catch::Contains("instructions            fixed0  (1"));
+    archpmu::StatFormat per_cpu;
+    per_cpu.per_cpu = true;
+    CHECK_THAT(archpmu::stat_human(t, per_cpu), Catch::Contains("<not counted>"));
+    const auto doc = nlohmann::json::parse(archpmu::stat_json(t));
+    CHECK(doc["events"][2]["running_pct"] == Approx(12.5));
+    CHECK(doc["events"][2]["time_running_ns"] == 25);
+    CHECK(doc["events"][0]["running_pct"] == Approx(100.0));
+    CHECK(doc["events"][2]["counter"] == "mux");
+    CHECK(doc["events"][0]["counter"] == "fixed1");
+}
+
+TEST_CASE("CountValue::scaled extrapolates by time enabled over time running", "[stat]")
+{
+    archpmu::CountValue v;
+    v.value = 1000;
+    v.time_enabled_ns = 400;
+    v.time_running_ns = 100;
+    CHECK(v.scaled() == 4000);
+    v.time_running_ns = 400;
+    CHECK(v.scaled() == 1000);
+    v.time_running_ns = 0;
+    CHECK(v.scaled() == 0);
+}

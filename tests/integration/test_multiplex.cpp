@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+// Groups and multiplexing on the model: 12 events on 4 GP and 3 fixed
+// counters take turns and scale to what each counts alone; groups are on
+// together; pinned groups stay; the refusals; task sessions and the tool.
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "archpmu.h"
+#include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/session.hpp"
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+using archpmu::Session;
+
+namespace {
+
+constexpr const char* kDev = "/dev/archpmu";
+constexpr const char* kModel = "backend=model model_version=4 model_gp=4 model_fixed=3 ";
+// Three fixed-counter events and nine for the four GP counters.
+constexpr const char* kTwelve =
+    "instructions,cycles,ref-cycles,cycles@gp,instructions@gp,bus-cycles,cache-references,"
+    "cache-misses,branches,branch-misses,r003c@gp,r00c0@gp";
+
+std::vector<archpmu::EventSpec> events(const std::string& list)
+{
+    return archpmu::parse_event_list(list);
+}
+
+int open_errno(std::vector<archpmu::EventSpec> evs, bool multiplex = true)
+{
+    try {
+        Session s(kDev, std::move(evs), {0}, Session::Start::later, multiplex);
+        return 0;
+    } catch (const archpmu::Error& e) {
+        return e.code().value();
+    }
+}
+
+// Events per microsecond of time on the PMU.
+double rate(const archpmu::CountValue& v)
+{
+    return v.time_running_ns
+               ? static_cast<double>(v.value) * 1000.0 / static_cast<double>(v.time_running_ns)
+               : 0.0;
+}
+
+}  // namespace
+
+TEST_CASE("12 events on 4 GP and 3 fixed counters take turns and scale to their own counts",
+          "[multiplex]")
+{
+    LoadedModule module(std::string(kModel) + "mux_interval_ms=4");
+    const auto evs = events(kTwelve);
+    std::vector<double> alone(evs.size());
+    for (std::size_t e = 0; e < evs.size(); ++e) {
+        Session one(kDev, {evs[e]}, {0}, Session::Start::now);
+        std::this_thread::sleep_for(std::chrono::milliseconds(60));
+        one.stop();
+        alone[e] = rate(one.read().values.at(0));
+    }
+
+    Session s(kDev, evs, {0}, Session::Start::later, true);
+    s.start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    s.stop();
+    const auto snap = s.read();
+    REQUIRE(snap.values.size() == evs.size());
+    for (const auto& v : snap.values) {
+        CAPTURE(v.event, evs[v.event].name, v.value, v.time_enabled_ns, v.time_running_ns);
+        CHECK(v.time_enabled_ns == snap.values[0].time_enabled_ns);
+        if (v.event < 3) {
+            CHECK(v.time_running_ns == v.time_enabled_ns);  // the fixed counters never turn
+        } else {
+            // Four GP counters for nine events: each on the PMU 4/9 of the time.
+            const double share =
+                static_cast<double>(v.time_running_ns) / static_cast<double>(v.time_enabled_ns);
+            CHECK(share == Approx(4.0 / 9.0).margin(0.05));
+        }
+        CHECK(rate(v) == Approx(alone[v.event]).epsilon(0.05));
+        const double scaled_rate =
+            static_cast<double>(v.scaled()) * 1000.0 / static_cast<double>(v.time_enabled_ns);
+        CHECK(scaled_rate == Approx(alone[v.event]).epsilon(0.05));
+    }
+}
+
+TEST_CASE("the events of a group share their turns; a pinned group never leaves", "[multiplex]")
+{
+    LoadedModule module(std::string(kModel) + "mux_interval_ms=2");
+    // Three groups of two GP events and a pinned one: 7 GP events on 4 counters.
+    const auto evs = events(
+        "{branches,branch-misses},{cache-references,cache-misses},"
+        "{cycles@gp,instructions@gp},bus-cycles:D");
+    Session s(kDev, evs, {0}, Session::Start::now, true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    s.stop();
+    const auto v = s.read().values;
+    REQUIRE(v.size() == 7);
+    for (std::size_t g = 0; g < 3; ++g) {
+        CAPTURE(g);
+        CHECK(v[2 * g].time_running_ns == v[2 * g + 1].time_running_ns);
+        CHECK(v[2 * g].time_running_ns < v[2 * g].time_enabled_ns);
+        CHECK(v[2 * g].time_running_ns > 0);
+    }
+    CHECK(v[6].time_running_ns == v[6].time_enabled_ns);
+    CHECK(v[6].counter == 0);  // placed first, and there it stays
+    CHECK_FALSE(v[6].multiplexed);
+    for (std::size_t e = 0; e < 6; ++e)
+        CHECK(v[e].multiplexed);
+}
+
+TEST_CASE("multiplexing's refusals: groups that cannot fit, misplaced flags, sampling",
+          "[multiplex][errors]")
+{
+    LoadedModule module(std::string(kModel) + "model_rate_percent=0");
+    // Five GP events in one group on four counters.
+    CHECK(open_errno(events("{branches,branch-misses,cache-references,cache-misses,bus-cycles}")) ==
+          ENOSPC);
+    // Without ARCHPMU_COUNT_OPEN_MULTIPLEX nothing takes turns, as before.
+    CHECK(open_errno(events("branches,branch-misses,cache-references,cache-misses,bus-cycles"),
+                     false) == ENOSPC);
+    CHECK(open_errno(events("branches,branch-misses,cache-references,cache-misses,bus-cycles")) ==
+          0);
+    auto first_in_group = events("branches,cycles");
+    first_in_group[0].flags |= ARCHPMU_EVENT_GROUP;
+    CHECK(open_errno(first_in_group) == EINVAL);
+    auto member_pinned = events("{branches,cycles}");
+    member_pinned[1].flags |= ARCHPMU_EVENT_NO_ROTATE;
+    CHECK(open_errno(member_pinned) == EINVAL);
+
+    // A sampling session does not multiplex (yet).
+    const archpmu::UniqueFd dev(::open(kDev, O_RDWR | O_CLOEXEC));
+    REQUIRE(dev.get() >= 0);
+    archpmu_event ev{0x00c4, 0, 0};
+    archpmu_sample_event spec{100000, 1, 0, 0};
+    archpmu_count_open cmd{};
+    cmd.size = sizeof(cmd);
+    cmd.flags = ARCHPMU_COUNT_OPEN_FD | ARCHPMU_COUNT_OPEN_MULTIPLEX;
+    cmd.nr_events = 1;
+    cmd.events = reinterpret_cast<std::uintptr_t>(&ev);
+    cmd.sample_events = reinterpret_cast<std::uintptr_t>(&spec);
+    errno = 0;
+    CHECK(::ioctl(dev.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd) == -1);
+    CHECK(errno == EOPNOTSUPP);
+    archpmu_info info{};
+    info.size = sizeof(info);
+    REQUIRE(::ioctl(dev.get(), ARCHPMU_IOC_INFO, &info) == 0);
+    CHECK((info.capabilities & ARCHPMU_CAP_MULTIPLEX) != 0);
+}
+
+TEST_CASE(
+    "a multiplexing session takes turns around another session's counters; the PMU is "
+    "put back after",
+    "[multiplex][sharing]")
+{
+    LoadedModule module(std::string(kModel) + "model_rate_percent=0");
+    const archpmu::Device dev(kDev);
+    const auto before = pmu_msr_snapshot(dev, 0);
+    {
+        Session other(kDev, events("branches,branch-misses"), {0});  // GP 0 and 1
+        Session s(kDev, events("cache-references,cache-misses,bus-cycles,cycles@gp"), {0},
+                  Session::Start::now, true);
+        for (int i = 0; i < 20; ++i) {
+            for (const auto& v : s.read().values) {
+                CAPTURE(v.event, v.counter);
+                CHECK((v.counter == ARCHPMU_NO_COUNTER || v.counter == 2 || v.counter == 3));
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(7));
+        }
+        // Every counter is now held: a third session is refused.
+        CHECK(open_errno(events("r00c4"), false) == EBUSY);
+    }
+    CHECK(pmu_msr_snapshot(dev, 0) == before);
+    // And every counter is free again.
+    CHECK(open_errno(events("branches,branch-misses,cache-references,cache-misses"), false) == 0);
+}
+
+TEST_CASE("stat -- cmd multiplexes a task session and scales like perf", "[multiplex][stat-tool]")
+{
+    LoadedModule module(std::string(kModel) + "mux_interval_ms=2");
+    const auto r = run_tool(std::string("stat --json -e ") + kTwelve +
+                            " -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'");
+    REQUIRE(r.status == 0);
+    const auto doc = nlohmann::json::parse(r.out.substr(r.out.find('{')));
+    const auto& evs = doc["events"];
+    REQUIRE(evs.size() == 12);
+    for (std::size_t e = 0; e < 3; ++e)
+        CHECK(evs[e]["running_pct"].get<double>() == Approx(100.0));
+    for (std::size_t e = 3; e < 12; ++e) {
+        CAPTURE(evs[e].dump());
+        CHECK(evs[e]["running_pct"].get<double>() < 80.0);
+        CHECK(evs[e]["running_pct"].get<double>() > 20.0);
+    }
+    // The same event on a fixed and (in turns) on a GP counter: the scaled
+    // count agrees with the one always counted.
+    const auto value = [&](std::size_t e) { return evs[e]["value"].get<double>(); };
+    CHECK(value(3) == Approx(value(1)).epsilon(0.05));   // cycles@gp ~ cycles
+    CHECK(value(4) == Approx(value(0)).epsilon(0.05));   // instructions@gp ~ instructions
+    CHECK(value(10) == Approx(value(1)).epsilon(0.05));  // r003c@gp
+    CHECK(value(11) == Approx(value(0)).epsilon(0.05));  // r00c0@gp
+
+    const auto human = run_tool(std::string("stat -e ") + kTwelve + " -- sleep 0.2");
+    REQUIRE(human.status == 0);
+    CHECK_THAT(human.out, Catch::Matches("(.|\\n)*branches +mux +\\([0-9.]+%\\)(.|\\n)*"));
+}
+
+TEST_CASE("a multiplexing CPU going offline keeps its counts; its turns go on when back",
+          "[multiplex][hotplug]")
+{
+    const std::string online = "/sys/devices/system/cpu/cpu1/online";
+    REQUIRE(path_exists(online));
+    LoadedModule module(std::string(kModel) + "mux_interval_ms=2");
+    const archpmu::Device dev(kDev);
+    const auto before = pmu_msr_snapshot(dev, 1);
+    const auto evs = events(
+        "branches,branch-misses,cache-references,cache-misses,bus-cycles,"
+        "cycles@gp");
+    {
+        Session s(kDev, evs, {0, 1}, Session::Start::now, true);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        write_file(online, "0");
+        const auto down = s.read().values;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        const auto still = s.read().values;
+        for (std::size_t e = 0; e < evs.size(); ++e) {
+            const auto& v = still[evs.size() + e];
+            CAPTURE(e);
+            CHECK(v.cpu == 1);
+            CHECK(v.offline);
+            CHECK(v.value == down[evs.size() + e].value);
+            CHECK(v.time_running_ns == down[evs.size() + e].time_running_ns);
+        }
+        write_file(online, "1");
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        s.stop();
+        const auto back = s.read().values;
+        for (std::size_t e = 0; e < evs.size(); ++e) {
+            const auto& v = back[evs.size() + e];
+            CAPTURE(e, v.value, v.time_enabled_ns, v.time_running_ns);
+            CHECK_FALSE(v.offline);
+            CHECK(v.value > still[evs.size() + e].value);
+            CHECK(v.time_running_ns > still[evs.size() + e].time_running_ns);
+            // Four counters for six events while online: about 2/3 of the online time.
+            CHECK(v.time_running_ns < v.time_enabled_ns);
+        }
+    }
+    CHECK(pmu_msr_snapshot(dev, 1) == before);
+}
