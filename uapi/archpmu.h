@@ -326,12 +326,18 @@ struct archpmu_model_msr {
  * every event at once takes the groups in turns, as perf multiplexes: every
  * mux_interval_ms (module parameter, default 4) the groups that were left
  * out come first. The session then holds every free counter its rotating
- * events can use on that CPU. A group whose leader has
+ * events can use on that CPU (counters freed later are not taken up); a
+ * rotating group that only counters others hold could take is never on
+ * that CPU's PMU: its time_running stays 0 there while time_enabled grows
+ * (perf's <not counted>), and its values have ARCHPMU_VALUE_CROWDED_OUT. A group whose leader has
  * ARCHPMU_EVENT_NO_ROTATE, or with an ARCHPMU_EVENT_PIN member, is on the
  * PMU all the time (perf's pinned). Each value's time_running is then the
  * time that event was on the PMU, so value * time_enabled / time_running
  * estimates the full count, as perf scales; an event off the PMU at the read
- * has counter ARCHPMU_NO_COUNTER. On a CPU where everything fits, nothing
+ * has counter ARCHPMU_NO_COUNTER, and the values of events that take turns
+ * have ARCHPMU_VALUE_MULTIPLEXED. Their time_enabled leaves out the time
+ * their CPU was offline (it could not count then), so that the scaling
+ * estimates what the CPU would have counted online. On a CPU where everything fits, nothing
  * rotates. Without the flag nothing rotates anywhere: too many events are
  * -ENOSPC, as before.
  *
@@ -341,7 +347,8 @@ struct archpmu_model_msr {
  *   -ENOSPC      with ARCHPMU_COUNT_OPEN_MULTIPLEX: a group that does not fit
  *                the CPU's counters even alone (with the never-rotated
  *                groups); bad_event is one of its events
- *   -EBUSY       the same, because of counters others hold
+ *   -EBUSY       a never-rotated group that does not fit because of counters
+ *                others hold
  *   -EOPNOTSUPP  ARCHPMU_COUNT_OPEN_MULTIPLEX in a sampling session
  */
 
@@ -529,6 +536,9 @@ struct archpmu_count_ctl {
 					 */
 #define ARCHPMU_VALUE_MULTIPLEXED 0x004U /* the event takes turns on this CPU's counters
 					  * (ARCHPMU_COUNT_OPEN_MULTIPLEX)
+					  */
+#define ARCHPMU_VALUE_CROWDED_OUT 0x008U /* others held every counter its group could use
+					  * on this CPU: it never counts here
 					  */
 
 struct archpmu_count_value {

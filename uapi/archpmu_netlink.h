@@ -122,7 +122,10 @@ enum archpmu_genl_attr {
 	ARCHPMU_GENL_A_CLAIM,		/* nested, per CPU: CPU, OFFLINE, COUNTER per event */
 	ARCHPMU_GENL_A_CPU,		/* u32 */
 	ARCHPMU_GENL_A_OFFLINE,		/* flag: the CPU is offline, counts kept */
-	ARCHPMU_GENL_A_COUNTER,		/* u32: ARCHPMU_COUNTER_* encoding */
+	ARCHPMU_GENL_A_COUNTER,		/* u32: ARCHPMU_COUNTER_* encoding; in a CLAIM,
+					 * ARCHPMU_NO_COUNTER for an event multiplexed
+					 * off the PMU
+					 */
 	ARCHPMU_GENL_A_EVENT_INDEX,	/* u32 */
 	ARCHPMU_GENL_A_ERRNO,		/* u32: a positive errno */
 	ARCHPMU_GENL_A_HOLDER,		/* u32: ARCHPMU_HOLDER_* (uapi/archpmu.h) */

@@ -183,10 +183,11 @@ static int claims_zero(struct archpmu_claims *cl)
 				   cl->task_here ? archpmu_claim_task_zero_local : NULL,
 				   &c->change);
 		for (e = 0; e < cl->nr_events && !cl->sampling; e++) {
-			u32 msr = archpmu_claim_counter_msr(c, c->hw[e].counter, true);
+			u32 ctr = c->hw[e].counter;
 
-			if (archpmu_claim_placed(c, e))
-				archpmu_batch_write(&c->batch, msr, 0);
+			if (!archpmu_claim_placed(c, e))
+				continue;
+			archpmu_batch_write(&c->batch, archpmu_claim_counter_msr(c, ctr, true), 0);
 		}
 		archpmu_claims_round_add(cl, c);
 	}
@@ -277,13 +278,15 @@ void archpmu_count_teardown(struct archpmu_count *ct)
 int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 {
 	struct archpmu_claims *cl = ct->cl;
-	u64 now = ktime_get_ns();
 	unsigned int i;
 	int ret = 0;
 	u8 note = 0;
+	u64 now;
 
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
+	/* After the lock: a turn or fold before it must not be later than now. */
+	now = ktime_get_ns();
 	switch (cmd) {
 	case ARCHPMU_IOC_COUNT_START:
 		if (ct->running)
@@ -353,6 +356,8 @@ static u32 value_flags(const struct archpmu_claims *cl, const struct archpmu_cla
 		flags |= ARCHPMU_VALUE_INCOMPLETE;
 	if (c->mux && !archpmu_group_stays(cl->ev, cl->nr_events, archpmu_group_lead(cl->ev, e)))
 		flags |= ARCHPMU_VALUE_MULTIPLEXED;
+	if (c->mux_crowded & BIT_ULL(e))
+		flags |= ARCHPMU_VALUE_CROWDED_OUT;
 	return flags;
 }
 
@@ -393,7 +398,8 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 			vals[n].counter = READ_ONCE(c->hw[e].counter);
 			vals[n].flags = value_flags(cl, c, e);
 			vals[n].value = local64_read(&c->hw[e].total);
-			vals[n].time_enabled = enabled;
+			/* Multiplexed: scaled by the time its CPU could count (online). */
+			vals[n].time_enabled = c->mux ? running : enabled;
 			vals[n].time_running = c->mux ? archpmu_mux_running(c, e, running) :
 					       running;
 		}

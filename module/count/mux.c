@@ -104,7 +104,9 @@ static void turn_local(struct archpmu_batch *b)
 	if (cl->task_here)
 		archpmu_claim_gate_local(cl, c, false);
 	else if (c->desc.version >= 2 && !archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, &v))
-		archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, v & ~rot);
+		/* A counter the PMI handler throttled meanwhile stays stopped. */
+		archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, v & ~rot &
+				    ~(atomic64_read(&ctx->throttled) & READ_ONCE(ctx->sampling)));
 	c->mux_t0 = clock_local(cl, c);
 	for (e = 0; e < cl->nr_events; e++) {
 		if (archpmu_claim_placed(c, e) && c->mux_t0 > c->mux_mark)
@@ -160,7 +162,7 @@ static void build_turn(struct archpmu_claims *cl, struct archpmu_claim *c)
 		c->mux_prev[e] = c->hw[e].counter;
 		c->mux_next[e] = c->hw[e].counter;
 	}
-	c->mux_first = archpmu_mux_turn(&c->desc, cl->ev, cl->nr_events,
+	c->mux_first = archpmu_mux_turn(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
 					c->used & ~c->mux_stay, c->mux_first, c->mux_next);
 	/* An event that keeps its counter (a fixed counter's, say) counts on. */
 	c->mux_keep = c->mux_stay;
@@ -170,6 +172,9 @@ static void build_turn(struct archpmu_claims *cl, struct archpmu_claim *c)
 	rot = c->used & ~c->mux_keep;
 
 	archpmu_batch_init(b, turn_local, turned_local, NULL);
+	/* The view is switched before the ops: they must all run, in the same call. */
+	b->indivisible = true;
+	b->best_effort = true;
 	for (e = 0; e < cl->nr_events; e++)
 		if (rotates(c, c->mux_prev[e]))
 			archpmu_batch_read(b, archpmu_claim_counter_msr(c, c->mux_prev[e], false),
@@ -228,7 +233,12 @@ int archpmu_mux_turn_all(struct archpmu_claims *cl)
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
 
-		if (!c->mux || !c->programmed)
+		/* Nothing to turn where every rotating group is crowded out. */
+		if (!c->mux || !c->programmed || !(c->used & ~c->mux_stay))
+			continue;
+		/* Nor where the session's tasks have not run since the last turn. */
+		if (cl->task_here && !READ_ONCE(c->task_in) &&
+		    archpmu_claim_task_ns(c, ktime_get_mono_fast_ns()) == c->mux_mark)
 			continue;
 		build_turn(cl, c);
 		archpmu_claims_round_add(cl, c);

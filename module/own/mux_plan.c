@@ -50,16 +50,8 @@ bool archpmu_group_stays(const struct archpmu_event *ev, unsigned int n, unsigne
 	return false;
 }
 
-/* The events placed together, and where each came from. */
-struct scratch {
-	struct archpmu_event ev[ARCHPMU_MAX_EVENTS];
-	unsigned int from[ARCHPMU_MAX_EVENTS];
-	u32 counters[ARCHPMU_MAX_EVENTS];
-	unsigned int n;
-};
-
-static void add_group(struct scratch *s, const struct archpmu_event *ev, unsigned int lead,
-		      unsigned int end)
+static void add_group(struct archpmu_mux_scratch *s, const struct archpmu_event *ev,
+		      unsigned int lead, unsigned int end)
 {
 	unsigned int e;
 
@@ -70,7 +62,7 @@ static void add_group(struct scratch *s, const struct archpmu_event *ev, unsigne
 }
 
 /* Place the list around @busy; a refusal names the event, as allocate() in plan.c. */
-static int place(const struct archpmu_pmu_desc *d, struct scratch *s, u64 busy,
+static int place(const struct archpmu_pmu_desc *d, struct archpmu_mux_scratch *s, u64 busy,
 		 unsigned int *bad)
 {
 	unsigned int b = 0;
@@ -84,36 +76,37 @@ static int place(const struct archpmu_pmu_desc *d, struct scratch *s, u64 busy,
 	return ret;
 }
 
-int archpmu_mux_plan(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
-		     unsigned int n, u64 busy, u32 *counters, u64 *pool, unsigned int *bad)
+int archpmu_mux_plan(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
+		     const struct archpmu_event *ev, unsigned int n, u64 busy, u32 *counters,
+		     u64 *pool, unsigned int *bad)
 {
-	struct scratch s;
 	unsigned int lead, end, k, base;
 	u64 stay = 0, want = 0;
 	int ret;
 
-	s.n = 0;
+	s->n = 0;
 	for (k = 0; k < n; k++)
 		counters[k] = ~0U;
 	for (lead = 0; lead < n; lead = archpmu_group_end(ev, n, lead))
 		if (archpmu_group_stays(ev, n, lead))
-			add_group(&s, ev, lead, archpmu_group_end(ev, n, lead));
-	ret = s.n ? place(d, &s, busy, bad) : 0;
+			add_group(s, ev, lead, archpmu_group_end(ev, n, lead));
+	ret = s->n ? place(d, s, busy, bad) : 0;
 	if (ret)
 		return ret;
-	for (k = 0; k < s.n; k++) {
-		counters[s.from[k]] = s.counters[k];
-		stay |= archpmu_counter_bit(s.counters[k]);
+	for (k = 0; k < s->n; k++) {
+		counters[s->from[k]] = s->counters[k];
+		stay |= archpmu_counter_bit(s->counters[k]);
 	}
-	base = s.n;
+	base = s->n;
 	for (lead = 0; lead < n; lead = end) {
 		end = archpmu_group_end(ev, n, lead);
 		if (archpmu_group_stays(ev, n, lead))
 			continue;
-		s.n = base;
-		add_group(&s, ev, lead, end);
-		ret = place(d, &s, busy, bad);
-		if (ret)
+		s->n = base;
+		add_group(s, ev, lead, end);
+		ret = place(d, s, busy, bad);
+		/* Crowded out by others' counters: it never counts here (<not counted>). */
+		if (ret && ret != -EBUSY)
 			return ret;
 		for (k = lead; k < end; k++)
 			want |= archpmu_candidate_counters(d, &ev[k]);
@@ -122,13 +115,40 @@ int archpmu_mux_plan(const struct archpmu_pmu_desc *d, const struct archpmu_even
 	return 0;
 }
 
-unsigned int archpmu_mux_turn(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
-			      unsigned int n, u64 pool, unsigned int first, u32 *counters)
+/* Could the group go on @pool at all? One that never can must not hold up the turns. */
+static bool fits_alone(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
+		       const struct archpmu_event *ev, unsigned int lead, unsigned int end,
+		       u64 pool)
 {
-	unsigned int lead = first < n ? first : 0, next = ~0U, end, k, i, b, base;
-	struct scratch s;
+	unsigned int b;
 
-	s.n = 0;
+	return !archpmu_allocate(d, ev + lead, end - lead, ~pool, s->alone, &b);
+}
+
+u64 archpmu_mux_crowded(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
+			const struct archpmu_event *ev, unsigned int n, u64 pool)
+{
+	unsigned int lead, end, e;
+	u64 out = 0;
+
+	for (lead = 0; lead < n; lead = end) {
+		end = archpmu_group_end(ev, n, lead);
+		if (archpmu_group_stays(ev, n, lead) || fits_alone(s, d, ev, lead, end, pool))
+			continue;
+		for (e = lead; e < end; e++)
+			out |= 1ULL << e;
+	}
+	return out;
+}
+
+unsigned int archpmu_mux_turn(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
+			      const struct archpmu_event *ev, unsigned int n, u64 pool,
+			      unsigned int first, u32 *counters)
+{
+	unsigned int start = first < n ? archpmu_group_lead(ev, first) : 0, next = ~0U;
+	unsigned int lead = start, end, k, i, b, base;
+
+	s->n = 0;
 	for (k = 0; k < n; k = end) {
 		end = archpmu_group_end(ev, n, k);
 		if (!archpmu_group_stays(ev, n, k))
@@ -139,20 +159,20 @@ unsigned int archpmu_mux_turn(const struct archpmu_pmu_desc *d, const struct arc
 	for (i = 0; i < n; i++) {
 		end = archpmu_group_end(ev, n, lead);
 		if (!archpmu_group_stays(ev, n, lead)) {
-			base = s.n;
-			add_group(&s, ev, lead, end);
-			if (archpmu_allocate(d, s.ev, s.n, ~pool, s.counters, &b)) {
-				s.n = base;
-				if (next == ~0U)
+			base = s->n;
+			add_group(s, ev, lead, end);
+			if (archpmu_allocate(d, s->ev, s->n, ~pool, s->counters, &b)) {
+				s->n = base;
+				if (next == ~0U && fits_alone(s, d, ev, lead, end, pool))
 					next = lead;
 			} else {
-				for (k = 0; k < s.n; k++)
-					counters[s.from[k]] = s.counters[k];
+				for (k = 0; k < s->n; k++)
+					counters[s->from[k]] = s->counters[k];
 			}
 		}
 		lead = end < n ? end : 0;
-		if (lead == first)
+		if (lead == start)
 			break;
 	}
-	return next == ~0U ? first : next;
+	return next == ~0U ? start : next;
 }

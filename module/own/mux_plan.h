@@ -9,6 +9,18 @@
 
 #include "alloc.h"
 
+/*
+ * Room for the placements below (too big for a kernel stack frame): the
+ * events placed together, where each came from, and their counters.
+ */
+struct archpmu_mux_scratch {
+	struct archpmu_event ev[ARCHPMU_MAX_EVENTS];
+	unsigned int from[ARCHPMU_MAX_EVENTS];
+	u32 counters[ARCHPMU_MAX_EVENTS];
+	u32 alone[ARCHPMU_MAX_EVENTS];
+	unsigned int n;
+};
+
 /* 0, or -EINVAL: GROUP on the first event, NO_ROTATE off a group's lead (*@bad). */
 int archpmu_check_groups(const struct archpmu_event *ev, unsigned int n, unsigned int *bad);
 
@@ -25,23 +37,31 @@ bool archpmu_group_stays(const struct archpmu_event *ev, unsigned int n, unsigne
 /*
  * For a CPU where the @n events do not all fit around @busy (counters held
  * by others): place the groups that stay (their counters in counters[],
- * every other entry ~0U), and check that each rotating group fits beside
- * them alone. *@pool: the free counters the rotating events can use; the
- * CPU holds those and the staying groups' counters. Returns 0, or the
- * -errno of archpmu_allocate() with *@bad an event of the group that does
- * not fit.
+ * every other entry ~0U), and check that each rotating group would fit
+ * beside them alone on a free PMU; one that does not fit only because of
+ * @busy is never on this CPU's PMU. *@pool: the free counters the rotating
+ * events can use; the CPU holds those and the staying groups' counters.
+ * Returns 0, or the -errno of archpmu_allocate() with *@bad an event of the
+ * group that does not fit.
  */
-int archpmu_mux_plan(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
-		     unsigned int n, u64 busy, u32 *counters, u64 *pool, unsigned int *bad);
+int archpmu_mux_plan(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
+		     const struct archpmu_event *ev, unsigned int n, u64 busy, u32 *counters,
+		     u64 *pool, unsigned int *bad);
+
+/* The rotating events whose group can never go on @pool (bit e: event e). */
+u64 archpmu_mux_crowded(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
+			const struct archpmu_event *ev, unsigned int n, u64 pool);
 
 /*
  * One turn: the rotating groups in order from the one led by @first,
  * round to the start, each placed on @pool if it fits beside those placed
  * before it. Sets counters[] of the rotating events (~0U: off the PMU this
  * turn) and leaves the staying ones'. Returns the lead of the first group
- * that did not fit, where the next turn begins (@first if all did).
+ * that did not fit though it could alone, where the next turn begins
+ * (@first if there is none).
  */
-unsigned int archpmu_mux_turn(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
-			      unsigned int n, u64 pool, unsigned int first, u32 *counters);
+unsigned int archpmu_mux_turn(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
+			      const struct archpmu_event *ev, unsigned int n, u64 pool,
+			      unsigned int first, u32 *counters);
 
 #endif /* ARCHPMU_MUX_PLAN_H */

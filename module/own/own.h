@@ -105,6 +105,7 @@ struct archpmu_claim {
 	bool mux;
 	u64 mux_stay;		/* busy-mask bits of the groups that never rotate */
 	u64 mux_keep;		/* those and the counters a turn leaves as they are */
+	u64 mux_crowded;	/* events (bit e) others' counters keep off this PMU */
 	unsigned int mux_first;	/* the lead of the group the next turn begins with */
 	u64 mux_mark;		/* the claim's running clock at the last turn */
 	u64 mux_t0;		/* the same as the turn stopped the outgoing events */
@@ -144,6 +145,8 @@ struct archpmu_claims {
 	bool task_exec_seen;	/* WRITE_ONCE by the exec probe */
 	/* Children the session did not follow (task/, under its lock; READ_ONCE). */
 	u64 task_missed;
+	/* Room for multiplexing's placements, under archpmu_own_lock (mux_plan.h). */
+	struct archpmu_mux_scratch mux_scratch;
 	/* Preallocated, so that operations allocate nothing: the CPUs of a round. */
 	cpumask_var_t mask;
 	struct archpmu_round round;

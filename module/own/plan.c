@@ -77,7 +77,8 @@ static int allocate_mux(struct archpmu_claims *cl, struct archpmu_claim *c, u64 
 	u64 pool;
 	int ret;
 
-	ret = archpmu_mux_plan(&c->desc, cl->ev, cl->nr_events, busy, counters, &pool, bad);
+	ret = archpmu_mux_plan(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events, busy, counters,
+			       &pool, bad);
 	if (ret)
 		return ret;
 	c->mux = true;
@@ -85,7 +86,10 @@ static int allocate_mux(struct archpmu_claims *cl, struct archpmu_claim *c, u64 
 	for (e = 0; e < cl->nr_events; e++)
 		if (counters[e] != ARCHPMU_NO_COUNTER)
 			c->mux_stay |= archpmu_counter_bit(counters[e]);
-	c->mux_first = archpmu_mux_turn(&c->desc, cl->ev, cl->nr_events, pool, 0, counters);
+	c->mux_crowded = archpmu_mux_crowded(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
+					     pool);
+	c->mux_first = archpmu_mux_turn(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events, pool,
+					0, counters);
 	c->used = c->mux_stay | pool;
 	return 0;
 }
@@ -103,6 +107,7 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 
 		out->bad_cpu = c->cpu;
 		c->mux = false;
+		c->mux_crowded = 0;
 		c->used = 0;
 		ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, busy, counters, &bad);
 		/* Held counters matter only if the events fit on a free PMU. */

@@ -135,7 +135,7 @@ static int archpmu_batch_run_naive(unsigned int cpu, struct archpmu_batch *b)
 
 int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b)
 {
-	if (READ_ONCE(archpmu_cross_call_mode) == ARCHPMU_CROSS_CALL_NAIVE)
+	if (READ_ONCE(archpmu_cross_call_mode) == ARCHPMU_CROSS_CALL_NAIVE && !b->indivisible)
 		return archpmu_batch_run_naive(cpu, b);
 	atomic64_inc(&archpmu_cross_calls);
 	atomic64_inc(&archpmu_cross_call_rounds);
@@ -197,6 +197,7 @@ void archpmu_batch_init(struct archpmu_batch *b, archpmu_batch_hook before,
 {
 	b->nr = 0;
 	b->best_effort = false;
+	b->indivisible = false;
 	b->before = before;
 	b->after = after;
 	b->arg = arg;

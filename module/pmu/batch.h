@@ -42,6 +42,8 @@ typedef void (*archpmu_batch_hook)(struct archpmu_batch *b);
 struct archpmu_batch {
 	unsigned int nr;
 	bool best_effort;	/* run every op even after one fails (unwinding) */
+	/* Its hooks and ops run in one cross-call even in ARCHPMU_CROSS_CALL_NAIVE. */
+	bool indivisible;
 	archpmu_batch_hook before;	/* before the first op */
 	archpmu_batch_hook after;	/* after the last op (b->err says how it went) */
 	void *arg;		/* for the hooks */

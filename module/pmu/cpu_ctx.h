@@ -22,7 +22,9 @@
  *    with WRITE_ONCE. An NMI on this CPU may read them at any time without a
  *    lock (READ_ONCE): a counter's owner is set after its counter is
  *    programmed and cleared before it is stopped and put back, so an
- *    overflow of a counter in active always finds its owner. An owner is
+ *    overflow of a counter in active always finds its owner. A
+ *    multiplexing turn (count/mux.c) also rewrites owner[] in its hook;
+ *    multiplexing sessions never sample, so no PMI looks at those. An owner is
  *    cleared on this CPU before its memory is freed, and the freeing path
  *    waits for that cross-call to return: an NMI cannot see a freed owner.
  *    NMIs on other CPUs only read their own CPU's context.
