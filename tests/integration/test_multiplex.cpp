@@ -3,6 +3,7 @@
 // counters take turns and scale to what each counts alone; groups are on
 // together; pinned groups stay; the refusals; task sessions and the tool.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -63,10 +64,14 @@ TEST_CASE("12 events on 4 GP and 3 fixed counters take turns and scale to their 
     const auto evs = events(kTwelve);
     std::vector<double> alone(evs.size());
     for (std::size_t e = 0; e < evs.size(); ++e) {
+        // Between two reads of a running session: nothing of its start or stop.
         Session one(kDev, {evs[e]}, {0}, Session::Start::now);
-        std::this_thread::sleep_for(std::chrono::milliseconds(60));
-        one.stop();
-        alone[e] = rate(one.read().values.at(0));
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        const auto a = one.read().values.at(0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(80));
+        const auto b = one.read().values.at(0);
+        alone[e] = static_cast<double>(b.value - a.value) * 1000.0 /
+                   static_cast<double>(b.time_enabled_ns - a.time_enabled_ns);
     }
 
     Session s(kDev, evs, {0}, Session::Start::later, true);
@@ -254,4 +259,70 @@ TEST_CASE("a multiplexing CPU going offline keeps its counts; its turns go on wh
         }
     }
     CHECK(pmu_msr_snapshot(dev, 1) == before);
+}
+
+namespace {
+
+// Spin on `cpu` for a while (the calling thread, pinned there).
+void spin_on(unsigned cpu, std::chrono::milliseconds how_long)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    REQUIRE(::sched_setaffinity(0, sizeof(set), &set) == 0);
+    const auto end = std::chrono::steady_clock::now() + how_long;
+    volatile uint64_t spin = 0;
+    while (std::chrono::steady_clock::now() < end)
+        spin = spin + 1;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a task session where a CPU session holds its counters runs there with time_running "
+    "stopped",
+    "[multiplex][sharing][task]")
+{
+    LoadedModule module(std::string(kModel) + "mux_interval_ms=2");
+    // Every GP counter of CPU 1 is held.
+    Session cpu1(kDev, events("branches,branch-misses,cache-references,cache-misses"), {1},
+                 Session::Start::now);
+    archpmu::TaskScope self;
+    self.kind = archpmu::TaskScope::Kind::thread;
+    self.inherit = false;
+    Session task =
+        Session::for_task(kDev, events("branches,instructions"), self, Session::Start::now, true);
+    spin_on(0, std::chrono::milliseconds(150));
+    spin_on(1, std::chrono::milliseconds(150));
+    task.stop();
+    const auto values = task.read().values;
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (unsigned cpu : online_cpus())
+        CPU_SET(cpu, &all);
+    ::sched_setaffinity(0, sizeof(all), &all);
+    std::map<std::pair<uint32_t, uint32_t>, archpmu::CountValue> at;
+    for (const auto& v : values)
+        at[{v.cpu, v.event}] = v;
+    // CPU 0: both counted the whole time the thread ran there.
+    CHECK(at[{0, 0}].time_enabled_ns > 100000000);
+    CHECK(at[{0, 0}].time_running_ns == at[{0, 0}].time_enabled_ns);
+    CHECK(at[{0, 0}].value > 0);
+    // CPU 1: branches never got a counter; instructions (fixed 0) counted.
+    CHECK(at[{1, 0}].time_enabled_ns > 100000000);
+    CHECK(at[{1, 0}].time_running_ns == 0);
+    CHECK(at[{1, 0}].value == 0);
+    CHECK(at[{1, 0}].scaled() == 0);
+    CHECK(at[{1, 0}].crowded_out);
+    CHECK_FALSE(at[{0, 0}].crowded_out);
+    CHECK_FALSE(at[{1, 1}].crowded_out);
+    CHECK(at[{1, 1}].time_running_ns == at[{1, 1}].time_enabled_ns);
+    CHECK(at[{1, 1}].value > 0);
+
+    // The tool says so, and names where to look.
+    const auto r = run_tool("stat -C 1 -e branches,instructions -- sleep 0.1");
+    CHECK(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("<not counted>"));
+    CHECK_THAT(r.out, Catch::Contains("'branches' was not counted on CPU 1: others held the "
+                                      "counters it needs ('archpmu who' names them)"));
 }

@@ -184,3 +184,10 @@ TEST_CASE("groups: {a,b} with the group's modifiers, and :D pins", "[events]")
     CHECK_THAT(error_of("cycles:DD"), Catch::Contains("modifier 'D' given twice"));
     CHECK_THAT(error_of("{cycles},"), Catch::Contains("empty event"));
 }
+
+TEST_CASE("D on a group member is refused: the whole group is pinned or none of it", "[events]")
+{
+    CHECK_THAT(error_of("{cycles,instructions:D}"),
+               Catch::Contains("'instructions:D': D pins a whole group: write {a,b}:D"));
+    CHECK(parse_event_list("{cycles:D,instructions}")[0].flags == ARCHPMU_EVENT_NO_ROTATE);
+}

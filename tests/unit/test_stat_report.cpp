@@ -202,6 +202,26 @@ TEST_CASE("multiplexed counts are scaled and show perf's percentage", "[stat]")
     CHECK(doc["events"][0]["counter"] == "fixed1");
 }
 
+TEST_CASE("an event that counted less only because its CPU was offline is not scaled", "[stat]")
+{
+    archpmu::Snapshot snap;
+    archpmu::CountValue v;
+    v.cpu = 0;
+    v.value = 1000;
+    v.time_enabled_ns = 400;
+    v.time_running_ns = 100;  // offline three quarters of the time, not multiplexed
+    snap.values.push_back(v);
+    const auto t =
+        archpmu::stat_totals_of(archpmu::parse_event_list("cycles"), {1}, nullptr, snap, 1);
+    CHECK(t.total(0) == 1000);
+    CHECK(t.running_pct(0) == Approx(100.0));
+    snap.values[0].multiplexed = true;
+    const auto m =
+        archpmu::stat_totals_of(archpmu::parse_event_list("cycles"), {1}, nullptr, snap, 1);
+    CHECK(m.total(0) == 4000);
+    CHECK(m.running_pct(0) == Approx(25.0));
+}
+
 TEST_CASE("CountValue::scaled extrapolates by time enabled over time running", "[stat]")
 {
     archpmu::CountValue v;
@@ -213,4 +233,7 @@ TEST_CASE("CountValue::scaled extrapolates by time enabled over time running", "
     CHECK(v.scaled() == 1000);
     v.time_running_ns = 0;
     CHECK(v.scaled() == 0);
+    v.value = UINT64_MAX / 2;
+    v.time_running_ns = 1;
+    CHECK(v.scaled() == UINT64_MAX);
 }

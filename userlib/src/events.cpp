@@ -314,8 +314,12 @@ std::size_t parse_group(std::string_view text, std::size_t open, std::vector<Eve
         bad(text, open, 2, "empty group (give its events: {cycles,instructions})");
     const std::size_t first = out.size();
     parse_events_in(text, open + 1, close, out);
-    for (std::size_t e = first + 1; e < out.size(); ++e)
+    for (std::size_t e = first + 1; e < out.size(); ++e) {
+        if (out[e].flags & ARCHPMU_EVENT_NO_ROTATE)
+            bad(text, open, close + 1 - open,
+                "'" + out[e].name + "': D pins a whole group: write {a,b}:D");
         out[e].flags |= ARCHPMU_EVENT_GROUP;
+    }
     const std::size_t end = std::min(text.find(',', close), text.size());
     if (end == close + 1 || close + 1 == text.size())
         return end;

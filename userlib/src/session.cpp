@@ -87,7 +87,8 @@ std::string open_refusal(int err, const archpmu_count_open& cmd, const std::stri
                    "cap_perfmon)";
         case EINVAL:
             return ev + " has reserved or forbidden bits" + on +
-                   ", or pins a counter another event pins too, or a CPU is listed twice";
+                   ", or pins a counter another event pins too, or a CPU is listed twice, or "
+                   "its group flags are misplaced";
         case E2BIG:
             return "too many events (at most " + std::to_string(ARCHPMU_MAX_EVENTS) + ") or CPUs";
         case EDOM:
@@ -169,8 +170,10 @@ std::uint64_t CountValue::scaled() const
         return 0;
     if (time_running_ns >= time_enabled_ns)
         return value;
-    return static_cast<std::uint64_t>(static_cast<long double>(value) * time_enabled_ns /
-                                      time_running_ns);
+    const long double estimate =
+        static_cast<long double>(value) * time_enabled_ns / time_running_ns;
+    constexpr auto most = static_cast<long double>(UINT64_MAX);
+    return estimate >= most ? UINT64_MAX : static_cast<std::uint64_t>(estimate);
 }
 
 Session::Session(const std::string& device_path, std::vector<EventSpec> events,
@@ -210,9 +213,15 @@ void Session::open(const std::string& device_path, const std::vector<std::uint32
         cmd.flags |= ARCHPMU_COUNT_OPEN_FD;
     if (start_in_open)
         cmd.flags |= ARCHPMU_COUNT_OPEN_START;
-    // Without the capability groups are refused as unknown flags; too many events, ENOSPC.
+    // Without the capability too many events are ENOSPC, as before; groups need it.
     if (multiplex && (caps & ARCHPMU_CAP_MULTIPLEX))
         cmd.flags |= ARCHPMU_COUNT_OPEN_MULTIPLEX;
+    for (const auto& e : events_)
+        if ((e.flags & (ARCHPMU_EVENT_GROUP | ARCHPMU_EVENT_NO_ROTATE)) &&
+            !(caps & ARCHPMU_CAP_MULTIPLEX))
+            throw Error(EOPNOTSUPP, "event '" + e.name +
+                                        "': groups and :D need a newer archpmu module (no "
+                                        "ARCHPMU_CAP_MULTIPLEX)");
     if (task) {
         if (!(caps & ARCHPMU_CAP_TASK))
             throw Error(EOPNOTSUPP,
@@ -284,7 +293,8 @@ Snapshot Session::read() const
         snap.values.push_back(
             CountValue{r.cpu, r.event, r.counter, (r.flags & ARCHPMU_VALUE_OFFLINE) != 0, r.value,
                        r.time_enabled, r.time_running, (r.flags & ARCHPMU_VALUE_INCOMPLETE) != 0,
-                       (r.flags & ARCHPMU_VALUE_MULTIPLEXED) != 0});
+                       (r.flags & ARCHPMU_VALUE_MULTIPLEXED) != 0,
+                       (r.flags & ARCHPMU_VALUE_CROWDED_OUT) != 0});
     }
     return snap;
 }

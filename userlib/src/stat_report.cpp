@@ -132,9 +132,16 @@ double StatTotals::running_pct(std::size_t event, std::size_t cpu) const
 StatTotals stat_totals(const Session& session, const Snapshot* from, const Snapshot& to,
                        std::uint64_t elapsed_ns)
 {
+    return stat_totals_of(session.events(), session.counters(), from, to, elapsed_ns);
+}
+
+StatTotals stat_totals_of(const std::vector<EventSpec>& events,
+                          const std::vector<std::uint32_t>& counters, const Snapshot* from,
+                          const Snapshot& to, std::uint64_t elapsed_ns)
+{
     StatTotals t;
-    t.events = session.events();
-    t.counters = session.counters();
+    t.events = events;
+    t.counters = counters;
     t.elapsed_ns = elapsed_ns;
     const std::size_t n_events = t.events.size();
     const std::size_t n_cpus = n_events ? to.values.size() / n_events : 0;
@@ -143,6 +150,7 @@ StatTotals stat_totals(const Session& session, const Snapshot* from, const Snaps
     t.running_ns = t.per_cpu;
     t.offline.assign(n_cpus, false);
     t.multiplexed.assign(n_events, false);
+    t.crowded_out.assign(n_events, {});
     for (std::size_t c = 0; c < n_cpus; ++c) {
         t.cpus.push_back(to.values[c * n_events].cpu);
         for (std::size_t e = 0; e < n_events; ++e) {
@@ -154,14 +162,15 @@ StatTotals stat_totals(const Session& session, const Snapshot* from, const Snaps
                 delta.time_enabled_ns -= b.time_enabled_ns;
                 delta.time_running_ns -= b.time_running_ns;
             }
-            // A session that never multiplexes reports no time for some
-            // events (never enabled): those count as they are.
-            t.per_cpu[e][c] =
-                delta.time_running_ns < delta.time_enabled_ns ? delta.scaled() : delta.value;
-            t.enabled_ns[e][c] = delta.time_enabled_ns;
+            // Only an event that took turns is scaled; one that counted
+            // less because its CPU was offline is shown as it is.
+            t.per_cpu[e][c] = v.multiplexed ? delta.scaled() : delta.value;
+            t.enabled_ns[e][c] = v.multiplexed ? delta.time_enabled_ns : delta.time_running_ns;
             t.running_ns[e][c] = delta.time_running_ns;
             t.offline[c] = t.offline[c] || v.offline;
             t.multiplexed[e] = t.multiplexed[e] || v.multiplexed;
+            if (v.crowded_out)
+                t.crowded_out[e].push_back(v.cpu);
         }
     }
     return t;

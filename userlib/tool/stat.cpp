@@ -61,6 +61,7 @@ Snapshot read_all(const std::vector<Session>& sessions)
             same->time_enabled_ns += v.time_enabled_ns;
             same->time_running_ns += v.time_running_ns;
             same->multiplexed = same->multiplexed || v.multiplexed;
+            same->crowded_out = same->crowded_out || v.crowded_out;
         }
     }
     return all;
@@ -98,6 +99,17 @@ std::string target_label(const StatOptions& opts)
     if (!opts.tids.empty())
         label += (label.empty() ? "" : ", ") + std::string("thread id '") + join(opts.tids) + "'";
     return label;
+}
+
+// perf's <not counted>, explained: on a CPU where others held every counter an
+// event could use, it never got one.
+void warn_not_counted(const StatTotals& t)
+{
+    for (std::size_t e = 0; e < t.events.size() && e < t.crowded_out.size(); ++e)
+        if (!t.crowded_out[e].empty())
+            std::cerr << "archpmu stat: '" << t.events[e].name << "' was not counted on CPU "
+                      << format_cpu_list(t.crowded_out[e])
+                      << ": others held the counters it needs ('archpmu who' names them)\n";
 }
 
 struct RunOutcome {
@@ -204,6 +216,7 @@ RunOutcome run_once(const StatOptions& opts, bool on_exec)
     outcome.totals = stat_totals(sessions.front(), nullptr, final_counts, elapsed);
     if (!opts.interval_ms && opts.repeat <= 1)
         print(outcome.totals, opts, fmt);
+    warn_not_counted(outcome.totals);
     if (std::any_of(final_counts.values.begin(), final_counts.values.end(),
                     [](const CountValue& v) { return v.incomplete; }))
         std::cerr << "archpmu stat: children were created faster than the module could follow "

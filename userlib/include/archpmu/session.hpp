@@ -28,6 +28,9 @@ struct CountValue {
     bool incomplete = false;
     // The event takes turns on the CPU's counters (ARCHPMU_VALUE_MULTIPLEXED).
     bool multiplexed = false;
+    // Others held every counter it could use on the CPU: it never counts there
+    // (ARCHPMU_VALUE_CROWDED_OUT).
+    bool crowded_out = false;
 
     // perf's scaling: what the event would have counted had it been on the PMU
     // all the time it was enabled (multiplexing); 0 if it never was.

@@ -16,7 +16,9 @@ struct StatTotals {
     std::vector<EventSpec> events;
     std::vector<std::uint32_t> counters;  // per event, on the first CPU
     std::vector<bool> multiplexed;        // per event: it takes turns (on any CPU)
-    std::vector<std::uint32_t> cpus;      // ascending
+    // Per event, the CPUs where others held every counter it could use.
+    std::vector<std::vector<std::uint32_t>> crowded_out;
+    std::vector<std::uint32_t> cpus;  // ascending
     std::uint64_t elapsed_ns = 0;
     // per_cpu[e][c]: event e on cpus[c], scaled as perf scales when the event
     // was multiplexed (CountValue::scaled())
@@ -42,9 +44,14 @@ struct StatTotals {
 // count's spread.
 StatTotals stat_mean(const std::vector<StatTotals>& runs);
 
-// The counts between two snapshots of one session (from == nullptr: since zero).
+// The counts between two snapshots of one session (from == nullptr: since zero);
+// an event that took turns (CountValue::multiplexed) is scaled, as perf scales.
 StatTotals stat_totals(const Session& session, const Snapshot* from, const Snapshot& to,
                        std::uint64_t elapsed_ns);
+// The same for the session's events and their counters on its first CPU.
+StatTotals stat_totals_of(const std::vector<EventSpec>& events,
+                          const std::vector<std::uint32_t>& counters, const Snapshot* from,
+                          const Snapshot& to, std::uint64_t elapsed_ns);
 
 struct StatFormat {
     bool per_cpu = false;    // -A
