@@ -329,7 +329,15 @@ struct archpmu_model_msr {
  * events can use on that CPU (counters freed later are not taken up); a
  * rotating group that only counters others hold could take is never on
  * that CPU's PMU: its time_running stays 0 there while time_enabled grows
- * (perf's <not counted>), and its values have ARCHPMU_VALUE_CROWDED_OUT. A group whose leader has
+ * (perf's <not counted>), and its values have ARCHPMU_VALUE_CROWDED_OUT.
+ * Likewise on a hybrid part an event one core type lacks (an architectural
+ * event it marks unavailable, or a fixed counter's own event without that
+ * counter) is not refused: its group counts on the CPUs that have it, and
+ * on the others has time_running 0 and ARCHPMU_VALUE_ABSENT (perf's
+ * cpu_core/cpu_atom events): in a task session time_enabled there is the
+ * time the tasks ran there, so time_running over time_enabled is the share
+ * of their time the event counted; in a CPU session it is 0; an event no CPU of the session has is still
+ * -ENOENT, and so is one in a never-rotated group on a CPU that lacks it. A group whose leader has
  * ARCHPMU_EVENT_NO_ROTATE, or with an ARCHPMU_EVENT_PIN member, is on the
  * PMU all the time (perf's pinned). Each value's time_running is then the
  * time that event was on the PMU, so value * time_enabled / time_running
@@ -540,6 +548,9 @@ struct archpmu_count_ctl {
 #define ARCHPMU_VALUE_CROWDED_OUT 0x008U /* others held every counter its group could use
 					  * on this CPU: it never counts here
 					  */
+#define ARCHPMU_VALUE_ABSENT	0x010U	/* this CPU's core type lacks the event (hybrid):
+					 * it never counts here
+					 */
 
 struct archpmu_count_value {
 	__u32 cpu;

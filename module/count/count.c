@@ -358,6 +358,8 @@ static u32 value_flags(const struct archpmu_claims *cl, const struct archpmu_cla
 		flags |= ARCHPMU_VALUE_MULTIPLEXED;
 	if (c->mux_crowded & BIT_ULL(e))
 		flags |= ARCHPMU_VALUE_CROWDED_OUT;
+	if (c->mux_absent & BIT_ULL(e))
+		flags |= ARCHPMU_VALUE_ABSENT;
 	return flags;
 }
 
@@ -402,6 +404,9 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 			vals[n].time_enabled = c->mux ? running : enabled;
 			vals[n].time_running = c->mux ? archpmu_mux_running(c, e, running) :
 					       running;
+			/* Absent: a task's time here counts against it; a CPU's does not. */
+			if (c->mux_absent & BIT_ULL(e) && !cl->task_here)
+				vals[n].time_enabled = 0;
 		}
 	}
 	mutex_unlock(&archpmu_own_lock);

@@ -163,7 +163,8 @@ static void build_turn(struct archpmu_claims *cl, struct archpmu_claim *c)
 		c->mux_next[e] = c->hw[e].counter;
 	}
 	c->mux_first = archpmu_mux_turn(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
-					c->used & ~c->mux_stay, c->mux_first, c->mux_next);
+					c->mux_absent, c->used & ~c->mux_stay, c->mux_first,
+					c->mux_next);
 	/* An event that keeps its counter (a fixed counter's, say) counts on. */
 	c->mux_keep = c->mux_stay;
 	for (e = 0; e < cl->nr_events; e++)
@@ -233,8 +234,8 @@ int archpmu_mux_turn_all(struct archpmu_claims *cl)
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
 
-		/* Nothing to turn where every rotating group is crowded out. */
-		if (!c->mux || !c->programmed || !(c->used & ~c->mux_stay))
+		/* Nothing to turn where all that can be on is on at once. */
+		if (!c->mux || !c->programmed || c->mux_settled)
 			continue;
 		/* Nor where the session's tasks have not run since the last turn. */
 		if (cl->task_here && !READ_ONCE(c->task_in) &&

@@ -114,6 +114,16 @@ static int place_fixed(const struct archpmu_pmu_desc *d,
 	return 0;
 }
 
+bool archpmu_event_absent(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev)
+{
+	int j = archpmu_fixed_counter_of(ev->config);
+
+	if (archpmu_check_event(d, ev) == -ENOENT)
+		return true;
+	return !(ev->flags & ARCHPMU_EVENT_PIN) && fixed_only(ev->config) &&
+	       (j < 0 || !(fixed_usable(d) & BIT_ULL(j)));
+}
+
 u64 archpmu_candidate_counters(const struct archpmu_pmu_desc *d,
 			       const struct archpmu_event *ev)
 {

@@ -21,6 +21,13 @@ int archpmu_allocate(const struct archpmu_pmu_desc *d,
 		     const struct archpmu_event *ev, unsigned int n, u64 busy,
 		     u32 *counters, unsigned int *bad);
 
+/*
+ * Does a CPU described by @d lack @ev altogether (a hybrid part's other core
+ * type): an architectural event it marks unavailable, or a fixed counter's
+ * own event without that counter?
+ */
+bool archpmu_event_absent(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev);
+
 /* The counters (busy-mask bits) event @ev could be placed on, on a free PMU. */
 u64 archpmu_candidate_counters(const struct archpmu_pmu_desc *d,
 			       const struct archpmu_event *ev);

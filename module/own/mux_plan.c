@@ -50,6 +50,17 @@ bool archpmu_group_stays(const struct archpmu_event *ev, unsigned int n, unsigne
 	return false;
 }
 
+/* Does the group [lead, end) have a member the CPU lacks? */
+static bool group_absent(u64 absent, unsigned int lead, unsigned int end)
+{
+	unsigned int e;
+
+	for (e = lead; e < end; e++)
+		if (absent & (1ULL << e))
+			return true;
+	return false;
+}
+
 static void add_group(struct archpmu_mux_scratch *s, const struct archpmu_event *ev,
 		      unsigned int lead, unsigned int end)
 {
@@ -77,8 +88,8 @@ static int place(const struct archpmu_pmu_desc *d, struct archpmu_mux_scratch *s
 }
 
 int archpmu_mux_plan(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
-		     const struct archpmu_event *ev, unsigned int n, u64 busy, u32 *counters,
-		     u64 *pool, unsigned int *bad)
+		     const struct archpmu_event *ev, unsigned int n, u64 absent, u64 busy,
+		     u32 *counters, u64 *pool, unsigned int *bad)
 {
 	unsigned int lead, end, k, base;
 	u64 stay = 0, want = 0;
@@ -87,9 +98,19 @@ int archpmu_mux_plan(struct archpmu_mux_scratch *s, const struct archpmu_pmu_des
 	s->n = 0;
 	for (k = 0; k < n; k++)
 		counters[k] = ~0U;
-	for (lead = 0; lead < n; lead = archpmu_group_end(ev, n, lead))
-		if (archpmu_group_stays(ev, n, lead))
-			add_group(s, ev, lead, archpmu_group_end(ev, n, lead));
+	for (lead = 0; lead < n; lead = end) {
+		end = archpmu_group_end(ev, n, lead);
+		if (!archpmu_group_stays(ev, n, lead))
+			continue;
+		/* Never rotated out where the CPU lacks it: it could never count. */
+		for (k = lead; k < end; k++) {
+			if (absent & (1ULL << k)) {
+				*bad = k;
+				return -ENOENT;
+			}
+		}
+		add_group(s, ev, lead, end);
+	}
 	ret = s->n ? place(d, s, busy, bad) : 0;
 	if (ret)
 		return ret;
@@ -100,7 +121,7 @@ int archpmu_mux_plan(struct archpmu_mux_scratch *s, const struct archpmu_pmu_des
 	base = s->n;
 	for (lead = 0; lead < n; lead = end) {
 		end = archpmu_group_end(ev, n, lead);
-		if (archpmu_group_stays(ev, n, lead))
+		if (archpmu_group_stays(ev, n, lead) || group_absent(absent, lead, end))
 			continue;
 		s->n = base;
 		add_group(s, ev, lead, end);
@@ -126,14 +147,15 @@ static bool fits_alone(struct archpmu_mux_scratch *s, const struct archpmu_pmu_d
 }
 
 u64 archpmu_mux_crowded(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
-			const struct archpmu_event *ev, unsigned int n, u64 pool)
+			const struct archpmu_event *ev, unsigned int n, u64 absent, u64 pool)
 {
 	unsigned int lead, end, e;
 	u64 out = 0;
 
 	for (lead = 0; lead < n; lead = end) {
 		end = archpmu_group_end(ev, n, lead);
-		if (archpmu_group_stays(ev, n, lead) || fits_alone(s, d, ev, lead, end, pool))
+		if (archpmu_group_stays(ev, n, lead) || group_absent(absent, lead, end) ||
+		    fits_alone(s, d, ev, lead, end, pool))
 			continue;
 		for (e = lead; e < end; e++)
 			out |= 1ULL << e;
@@ -142,7 +164,7 @@ u64 archpmu_mux_crowded(struct archpmu_mux_scratch *s, const struct archpmu_pmu_
 }
 
 unsigned int archpmu_mux_turn(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
-			      const struct archpmu_event *ev, unsigned int n, u64 pool,
+			      const struct archpmu_event *ev, unsigned int n, u64 absent, u64 pool,
 			      unsigned int first, u32 *counters)
 {
 	unsigned int start = first < n ? archpmu_group_lead(ev, first) : 0, next = ~0U;
@@ -158,7 +180,7 @@ unsigned int archpmu_mux_turn(struct archpmu_mux_scratch *s, const struct archpm
 	/* At most n groups: the walk ends even if @first leads none. */
 	for (i = 0; i < n; i++) {
 		end = archpmu_group_end(ev, n, lead);
-		if (!archpmu_group_stays(ev, n, lead)) {
+		if (!archpmu_group_stays(ev, n, lead) && !group_absent(absent, lead, end)) {
 			base = s->n;
 			add_group(s, ev, lead, end);
 			if (archpmu_allocate(d, s->ev, s->n, ~pool, s->counters, &b)) {

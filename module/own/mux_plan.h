@@ -39,18 +39,19 @@ bool archpmu_group_stays(const struct archpmu_event *ev, unsigned int n, unsigne
  * by others): place the groups that stay (their counters in counters[],
  * every other entry ~0U), and check that each rotating group would fit
  * beside them alone on a free PMU; one that does not fit only because of
- * @busy is never on this CPU's PMU. *@pool: the free counters the rotating
+ * @busy is never on this CPU's PMU, nor is a group with a member in
+ * @absent (bit e: the CPU lacks event e, archpmu_event_absent()). *@pool: the free counters the rotating
  * events can use; the CPU holds those and the staying groups' counters.
  * Returns 0, or the -errno of archpmu_allocate() with *@bad an event of the
  * group that does not fit.
  */
 int archpmu_mux_plan(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
-		     const struct archpmu_event *ev, unsigned int n, u64 busy, u32 *counters,
-		     u64 *pool, unsigned int *bad);
+		     const struct archpmu_event *ev, unsigned int n, u64 absent, u64 busy,
+		     u32 *counters, u64 *pool, unsigned int *bad);
 
 /* The rotating events whose group can never go on @pool (bit e: event e). */
 u64 archpmu_mux_crowded(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
-			const struct archpmu_event *ev, unsigned int n, u64 pool);
+			const struct archpmu_event *ev, unsigned int n, u64 absent, u64 pool);
 
 /*
  * One turn: the rotating groups in order from the one led by @first,
@@ -61,7 +62,7 @@ u64 archpmu_mux_crowded(struct archpmu_mux_scratch *s, const struct archpmu_pmu_
  * (@first if there is none).
  */
 unsigned int archpmu_mux_turn(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
-			      const struct archpmu_event *ev, unsigned int n, u64 pool,
+			      const struct archpmu_event *ev, unsigned int n, u64 absent, u64 pool,
 			      unsigned int first, u32 *counters);
 
 #endif /* ARCHPMU_MUX_PLAN_H */

@@ -106,6 +106,8 @@ struct archpmu_claim {
 	u64 mux_stay;		/* busy-mask bits of the groups that never rotate */
 	u64 mux_keep;		/* those and the counters a turn leaves as they are */
 	u64 mux_crowded;	/* events (bit e) others' counters keep off this PMU */
+	u64 mux_absent;		/* events (bit e) this CPU lacks (hybrid): never on it */
+	bool mux_settled;	/* everything that can be on this PMU is on at once */
 	unsigned int mux_first;	/* the lead of the group the next turn begins with */
 	u64 mux_mark;		/* the claim's running clock at the last turn */
 	u64 mux_t0;		/* the same as the turn stopped the outgoing events */

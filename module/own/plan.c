@@ -77,8 +77,8 @@ static int allocate_mux(struct archpmu_claims *cl, struct archpmu_claim *c, u64 
 	u64 pool;
 	int ret;
 
-	ret = archpmu_mux_plan(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events, busy, counters,
-			       &pool, bad);
+	ret = archpmu_mux_plan(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events, c->mux_absent,
+			       busy, counters, &pool, bad);
 	if (ret)
 		return ret;
 	c->mux = true;
@@ -87,9 +87,15 @@ static int allocate_mux(struct archpmu_claims *cl, struct archpmu_claim *c, u64 
 		if (counters[e] != ARCHPMU_NO_COUNTER)
 			c->mux_stay |= archpmu_counter_bit(counters[e]);
 	c->mux_crowded = archpmu_mux_crowded(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
-					     pool);
-	c->mux_first = archpmu_mux_turn(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events, pool,
-					0, counters);
+					     c->mux_absent, pool);
+	c->mux_first = archpmu_mux_turn(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
+					c->mux_absent, pool, 0, counters);
+	/* Nothing to turn if what can go on is all on at once. */
+	c->mux_settled = true;
+	for (e = 0; e < cl->nr_events; e++)
+		if (counters[e] == ARCHPMU_NO_COUNTER &&
+		    !((c->mux_absent | c->mux_crowded) & BIT_ULL(e)))
+			c->mux_settled = false;
 	c->used = c->mux_stay | pool;
 	return 0;
 }
@@ -114,7 +120,10 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 		if (ret == -EBUSY)
 			ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, 0, counters,
 					       &bad) ?: -EBUSY;
-		if ((ret == -EBUSY || ret == -ENOSPC) && cl->multiplex)
+		/* An event the CPU lacks must not be placed there, even if it fits. */
+		if (c->mux_absent && !ret)
+			ret = -ENOENT;
+		if ((ret == -EBUSY || ret == -ENOSPC || ret == -ENOENT) && cl->multiplex)
 			ret = allocate_mux(cl, c, busy, counters, &bad);
 		if (ret) {
 			out->bad_event = bad;
@@ -139,7 +148,7 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
  */
 int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 {
-	u64 perf_held = 0, exists = 0, gp;
+	u64 perf_held = 0, exists = 0, absent_everywhere = ~0ULL, gp;
 	unsigned int i, e;
 	u32 failed;
 	int ret;
@@ -154,14 +163,29 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 		if (ret)
 			return ret;
 		c->ops = archpmu_pmu_ops_for(&c->desc);
+		c->mux_absent = 0;
 		for (e = 0; e < cl->nr_events; e++) {
+			/* Multiplexing: what this core type lacks counts on the others. */
+			if (cl->multiplex && archpmu_event_absent(&c->desc, &cl->ev[e])) {
+				c->mux_absent |= BIT_ULL(e);
+				continue;
+			}
 			ret = archpmu_check_event(&c->desc, &cl->ev[e]);
 			if (ret) {
 				out->bad_event = e;
 				return ret;
 			}
 		}
+		absent_everywhere &= c->mux_absent;
 		exists |= c->desc.gp_mask & ARCHPMU_GP_BITS;
+	}
+	/* An event no CPU of the session has would never count: refused, as before. */
+	for (e = 0; e < cl->nr_events && cl->nr_cpus; e++) {
+		if (absent_everywhere & BIT_ULL(e)) {
+			out->bad_event = e;
+			out->bad_cpu = cl->cpus[0].cpu;
+			return archpmu_check_event(&cl->cpus[0].desc, &cl->ev[e]) ?: -ENOENT;
+		}
 	}
 	out->bad_cpu = ~0U;
 

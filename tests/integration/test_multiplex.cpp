@@ -326,3 +326,57 @@ TEST_CASE(
     CHECK_THAT(r.out, Catch::Contains("'branches' was not counted on CPU 1: others held the "
                                       "counters it needs ('archpmu who' names them)"));
 }
+
+TEST_CASE(
+    "hybrid: an event only P-cores have counts while the task runs on them, and "
+    "time_running says so",
+    "[multiplex][hybrid][task]")
+{
+    // CPU 1 is an E-core without fixed counter 3, so without its own event (00H/04H).
+    LoadedModule module(
+        "backend=model model_version=5 model_gp=4 model_fixed=3 model_fixed_mask=15 "
+        "model_hybrid_cpus=1 model_hybrid_fixed_mask=7 mux_interval_ms=2");
+    archpmu::TaskScope self;
+    self.kind = archpmu::TaskScope::Kind::thread;
+    self.inherit = false;
+    // Without multiplexing, as before: refused on the E-core.
+    CHECK_THROWS_AS(Session::for_task(kDev, events("r0400,instructions"), self), archpmu::Error);
+    std::map<std::pair<uint32_t, uint32_t>, archpmu::CountValue> at;
+    {
+        Session task =
+            Session::for_task(kDev, events("r0400,instructions"), self, Session::Start::now, true);
+        spin_on(0, std::chrono::milliseconds(150));
+        spin_on(1, std::chrono::milliseconds(150));
+        task.stop();
+        for (const auto& v : task.read().values)
+            at[{v.cpu, v.event}] = v;
+    }
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (unsigned cpu : online_cpus())
+        CPU_SET(cpu, &all);
+    ::sched_setaffinity(0, sizeof(all), &all);
+    CHECK(at[{0, 0}].value > 0);
+    CHECK_FALSE(at[{0, 0}].absent);
+    CHECK(at[{0, 0}].time_running_ns == at[{0, 0}].time_enabled_ns);
+    CHECK(at[{1, 0}].absent);
+    CHECK(at[{1, 0}].value == 0);
+    CHECK(at[{1, 0}].time_running_ns == 0);
+    CHECK(at[{1, 0}].time_enabled_ns > 100000000);  // the time the thread ran on the E-core
+    CHECK(at[{1, 1}].value > 0);                    // instructions: both core types
+    CHECK_FALSE(at[{1, 1}].absent);
+
+    // An event no CPU of the session has is refused, as before.
+    try {
+        Session none(kDev, events("r0400"), {1}, Session::Start::later, true);
+        FAIL("opened an event CPU 1 lacks");
+    } catch (const archpmu::Error& e) {
+        CHECK(e.code().value() == ENOENT);
+    }
+    // System-wide, the E-core's line says <not supported>, as perf's.
+    const auto r = run_tool("stat -a -A -e r0400 -- sleep 0.1");
+    CHECK(r.status == 0);
+    CHECK_THAT(r.out, Catch::Matches("(.|\\n)*CPU1 +<not supported> +r0400(.|\\n)*"));
+    CHECK_THAT(r.out, Catch::Matches("(.|\\n)*CPU0 +[0-9,]+ +r0400(.|\\n)*"));
+    CHECK_THAT(r.out, !Catch::Contains("%)"));
+}

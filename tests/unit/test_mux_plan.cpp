@@ -38,23 +38,24 @@ struct Plan {
     std::vector<uint32_t> counters;
 };
 
-Plan plan(const archpmu_pmu_desc& d, const std::vector<archpmu_event>& evs, uint64_t busy = 0)
+Plan plan(const archpmu_pmu_desc& d, const std::vector<archpmu_event>& evs, uint64_t busy = 0,
+          u64 absent = 0)
 {
     Plan p;
     p.counters.assign(evs.size(), 0);
     archpmu_mux_scratch scratch{};
-    p.err = archpmu_mux_plan(&scratch, &d, evs.data(), static_cast<unsigned>(evs.size()), busy,
-                             p.counters.data(), &p.pool, &p.bad);
+    p.err = archpmu_mux_plan(&scratch, &d, evs.data(), static_cast<unsigned>(evs.size()), absent,
+                             busy, p.counters.data(), &p.pool, &p.bad);
     return p;
 }
 
 // One turn (archpmu_mux_turn) over the whole list.
 unsigned next_turn(const archpmu_pmu_desc& d, const std::vector<archpmu_event>& evs, u64 pool,
-                   unsigned first, std::vector<uint32_t>& counters)
+                   unsigned first, std::vector<uint32_t>& counters, u64 absent = 0)
 {
     archpmu_mux_scratch scratch{};
-    return archpmu_mux_turn(&scratch, &d, evs.data(), static_cast<unsigned>(evs.size()), pool,
-                            first, counters.data());
+    return archpmu_mux_turn(&scratch, &d, evs.data(), static_cast<unsigned>(evs.size()), absent,
+                            pool, first, counters.data());
 }
 
 // Nine GP events and the three fixed-counter events: 12 on 4 GP + 3 fixed.
@@ -205,4 +206,32 @@ TEST_CASE("a group crowded out by others' counters holds up nobody's turns", "[m
     CHECK(on[2] == 3);
     CHECK(on[3] == 3);
     CHECK(on[4] == 3);
+}
+
+TEST_CASE("an event a core type lacks counts on the other; never placed where absent", "[mux]")
+{
+    const auto p_core = layout(4, 4);
+    const auto e_core = layout(4, 3);        // no fixed counter 3
+    const archpmu_event slots = ev(0x0400);  // fixed counter 3's own event
+    CHECK_FALSE(archpmu_event_absent(&p_core, &slots));
+    CHECK(archpmu_event_absent(&e_core, &slots));
+    const archpmu_event cycles = ev(0x003c);
+    CHECK_FALSE(archpmu_event_absent(&e_core, &cycles));
+
+    const std::vector<archpmu_event> evs{slots, ev(0xc4), ev(0xc5, G)};
+    const Plan p = plan(e_core, evs, 0, 0x1);
+    REQUIRE(p.err == 0);
+    std::vector<uint32_t> counters(3, NONE);
+    for (int turn = 0; turn < 3; ++turn) {
+        next_turn(e_core, evs, p.pool, 0, counters, 0x1);
+        CHECK(counters[0] == NONE);
+        CHECK(counters[1] != NONE);
+        CHECK(counters[2] != NONE);
+    }
+    // Never rotated out where it is absent: refused.
+    std::vector<archpmu_event> pinned = evs;
+    pinned[0].flags |= ARCHPMU_EVENT_NO_ROTATE;
+    const Plan refused = plan(e_core, pinned, 0, 0x1);
+    CHECK(refused.err == -ENOENT);
+    CHECK(refused.bad == 0);
 }

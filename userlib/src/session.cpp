@@ -290,11 +290,11 @@ Snapshot Session::read() const
     snap.values.reserve(cmd.nr_values);
     for (std::uint32_t i = 0; i < cmd.nr_values; ++i) {
         const auto& r = raw[i];
-        snap.values.push_back(
-            CountValue{r.cpu, r.event, r.counter, (r.flags & ARCHPMU_VALUE_OFFLINE) != 0, r.value,
-                       r.time_enabled, r.time_running, (r.flags & ARCHPMU_VALUE_INCOMPLETE) != 0,
-                       (r.flags & ARCHPMU_VALUE_MULTIPLEXED) != 0,
-                       (r.flags & ARCHPMU_VALUE_CROWDED_OUT) != 0});
+        snap.values.push_back(CountValue{
+            r.cpu, r.event, r.counter, (r.flags & ARCHPMU_VALUE_OFFLINE) != 0, r.value,
+            r.time_enabled, r.time_running, (r.flags & ARCHPMU_VALUE_INCOMPLETE) != 0,
+            (r.flags & ARCHPMU_VALUE_MULTIPLEXED) != 0, (r.flags & ARCHPMU_VALUE_CROWDED_OUT) != 0,
+            (r.flags & ARCHPMU_VALUE_ABSENT) != 0});
     }
     return snap;
 }

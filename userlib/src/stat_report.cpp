@@ -151,6 +151,7 @@ StatTotals stat_totals_of(const std::vector<EventSpec>& events,
     t.offline.assign(n_cpus, false);
     t.multiplexed.assign(n_events, false);
     t.crowded_out.assign(n_events, {});
+    t.absent.assign(n_events, std::vector<bool>(n_cpus, false));
     for (std::size_t c = 0; c < n_cpus; ++c) {
         t.cpus.push_back(to.values[c * n_events].cpu);
         for (std::size_t e = 0; e < n_events; ++e) {
@@ -171,6 +172,7 @@ StatTotals stat_totals_of(const std::vector<EventSpec>& events,
             t.multiplexed[e] = t.multiplexed[e] || v.multiplexed;
             if (v.crowded_out)
                 t.crowded_out[e].push_back(v.cpu);
+            t.absent[e][c] = v.absent;
         }
     }
     return t;
@@ -290,14 +292,20 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
     const auto count = [](std::uint64_t v, double pct) {
         return pct == 0.0 ? std::string("<not counted>") : thousands(v);
     };
+    // perf's <not supported>: the CPU's core type lacks the event.
+    const auto per_cpu_count = [&](std::size_t e, std::size_t c) {
+        if (e < t.absent.size() && t.absent[e].at(c))
+            return std::string("<not supported>");
+        return count(t.per_cpu[e][c], t.running_pct(e, c));
+    };
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         const std::string counter = counter_label(t, e);
         if (f.per_cpu) {
             for (std::size_t c = 0; c < t.cpus.size(); ++c)
                 out << prefix << std::left << std::setw(14) << cpu_label(t.cpus[c], t.offline[c])
-                    << std::right << std::setw(20) << count(t.per_cpu[e][c], t.running_pct(e, c))
-                    << "      " << std::left << std::setw(24) << t.events[e].name << counter
-                    << running(t.running_pct(e, c)) << '\n';
+                    << std::right << std::setw(20) << per_cpu_count(e, c) << "      " << std::left
+                    << std::setw(24) << t.events[e].name << counter << running(t.running_pct(e, c))
+                    << '\n';
         } else {
             const std::string m = metric(t, e);
             const double pct = t.running_pct(e);

@@ -31,6 +31,9 @@ struct CountValue {
     // Others held every counter it could use on the CPU: it never counts there
     // (ARCHPMU_VALUE_CROWDED_OUT).
     bool crowded_out = false;
+    // The CPU's core type lacks the event (hybrid): it never counts there
+    // (ARCHPMU_VALUE_ABSENT).
+    bool absent = false;
 
     // perf's scaling: what the event would have counted had it been on the PMU
     // all the time it was enabled (multiplexing); 0 if it never was.

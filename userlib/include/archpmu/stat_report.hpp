@@ -18,6 +18,8 @@ struct StatTotals {
     std::vector<bool> multiplexed;        // per event: it takes turns (on any CPU)
     // Per event, the CPUs where others held every counter it could use.
     std::vector<std::vector<std::uint32_t>> crowded_out;
+    // [e][c]: the core type of cpus[c] lacks event e (perf's <not supported>).
+    std::vector<std::vector<bool>> absent;
     std::vector<std::uint32_t> cpus;  // ascending
     std::uint64_t elapsed_ns = 0;
     // per_cpu[e][c]: event e on cpus[c], scaled as perf scales when the event
