@@ -40,10 +40,10 @@ bool archpmu_group_stays(const struct archpmu_event *ev, unsigned int n, unsigne
  * every other entry ~0U), and check that each rotating group would fit
  * beside them alone on a free PMU; one that does not fit only because of
  * @busy is never on this CPU's PMU, nor is a group with a member in
- * @absent (bit e: the CPU lacks event e, archpmu_event_absent()). *@pool: the free counters the rotating
- * events can use; the CPU holds those and the staying groups' counters.
- * Returns 0, or the -errno of archpmu_allocate() with *@bad an event of the
- * group that does not fit.
+ * @absent (bit e: the CPU lacks event e, archpmu_event_absent()).
+ * *@pool: the free counters the rotating events can use; the CPU holds
+ * those and the staying groups' counters. Returns 0, or the -errno of
+ * archpmu_allocate() with *@bad an event of the group that does not fit.
  */
 int archpmu_mux_plan(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
 		     const struct archpmu_event *ev, unsigned int n, u64 absent, u64 busy,
