@@ -322,32 +322,36 @@ struct archpmu_model_msr {
  * ARCHPMU_EVENT_GROUP belongs to the group of the event before it; any other
  * event leads a group (of one, if the next event has no ARCHPMU_EVENT_GROUP):
  * perf's {a,b}. A group's events are on the PMU together or not at all.
+ *
  * With ARCHPMU_COUNT_OPEN_MULTIPLEX, a CPU whose free counters cannot take
  * every event at once takes the groups in turns, as perf multiplexes: every
  * mux_interval_ms (module parameter, default 4) the groups that were left
  * out come first. The session then holds every free counter its rotating
- * events can use on that CPU (counters freed later are not taken up); a
- * rotating group that only counters others hold could take is never on
+ * events can use on that CPU (counters freed later are not taken up). A
+ * group whose leader has ARCHPMU_EVENT_NO_ROTATE, or with an
+ * ARCHPMU_EVENT_PIN member, is on the PMU all the time (perf's pinned).
+ * Each value's time_running is then the time that event was on the PMU, so
+ * value * time_enabled / time_running estimates the full count, as perf
+ * scales; an event off the PMU at the read has counter ARCHPMU_NO_COUNTER,
+ * and the values of events that take turns have ARCHPMU_VALUE_MULTIPLEXED.
+ * Their time_enabled leaves out the time their CPU was offline (it could
+ * not count then), so that the scaling estimates what the CPU would have
+ * counted online. On a CPU where everything fits, nothing rotates. Without
+ * the flag nothing rotates anywhere: too many events are -ENOSPC, as
+ * before.
+ *
+ * A rotating group that only counters others hold could take is never on
  * that CPU's PMU: its time_running stays 0 there while time_enabled grows
  * (perf's <not counted>), and its values have ARCHPMU_VALUE_CROWDED_OUT.
  * Likewise on a hybrid part an event one core type lacks (an architectural
  * event it marks unavailable, or a fixed counter's own event without that
  * counter) is not refused: its group counts on the CPUs that have it, and
  * on the others has time_running 0 and ARCHPMU_VALUE_ABSENT (perf's
- * cpu_core/cpu_atom events): in a task session time_enabled there is the
+ * cpu_core/cpu_atom events). There, in a task session time_enabled is the
  * time the tasks ran there, so time_running over time_enabled is the share
- * of their time the event counted; in a CPU session it is 0; an event no CPU of the session has is still
- * -ENOENT, and so is one in a never-rotated group on a CPU that lacks it. A group whose leader has
- * ARCHPMU_EVENT_NO_ROTATE, or with an ARCHPMU_EVENT_PIN member, is on the
- * PMU all the time (perf's pinned). Each value's time_running is then the
- * time that event was on the PMU, so value * time_enabled / time_running
- * estimates the full count, as perf scales; an event off the PMU at the read
- * has counter ARCHPMU_NO_COUNTER, and the values of events that take turns
- * have ARCHPMU_VALUE_MULTIPLEXED. Their time_enabled leaves out the time
- * their CPU was offline (it could not count then), so that the scaling
- * estimates what the CPU would have counted online. On a CPU where everything fits, nothing
- * rotates. Without the flag nothing rotates anywhere: too many events are
- * -ENOSPC, as before.
+ * of their time the event counted; in a CPU session it is 0. An event no
+ * CPU of the session has is still -ENOENT, and so is one in a never-rotated
+ * group on a CPU that lacks it.
  *
  * Extra COUNT_OPEN errors:
  *   -EINVAL      ARCHPMU_EVENT_GROUP on the first event; ARCHPMU_EVENT_NO_ROTATE
