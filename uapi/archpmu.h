@@ -562,7 +562,10 @@ struct archpmu_count_value {
 	__u32 counter;		/* the counter used on this CPU, or ARCHPMU_NO_COUNTER */
 	__u32 flags;		/* ARCHPMU_VALUE_* */
 	__u64 value;		/* 64-bit count, never wraps */
-	__u64 time_enabled;	/* ns the session was started on this CPU */
+	__u64 time_enabled;	/* ns the session was started on this CPU (where its
+				 * groups take turns: and online; 0 for an absent
+				 * event of a CPU session; see multiplexing above)
+				 */
 	__u64 time_running;	/* ns the counter counted (less while the CPU was offline,
 				 * and while the event was multiplexed off the PMU)
 				 */

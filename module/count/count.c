@@ -354,7 +354,8 @@ static u32 value_flags(const struct archpmu_claims *cl, const struct archpmu_cla
 
 	if (READ_ONCE(cl->task_missed))
 		flags |= ARCHPMU_VALUE_INCOMPLETE;
-	if (c->mux && !archpmu_group_stays(cl->ev, cl->nr_events, archpmu_group_lead(cl->ev, e)))
+	if (c->mux && !c->mux_settled &&
+	    !archpmu_group_stays(cl->ev, cl->nr_events, archpmu_group_lead(cl->ev, e)))
 		flags |= ARCHPMU_VALUE_MULTIPLEXED;
 	if (c->mux_crowded & BIT_ULL(e))
 		flags |= ARCHPMU_VALUE_CROWDED_OUT;

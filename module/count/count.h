@@ -50,7 +50,7 @@ static inline void archpmu_count_fold(struct archpmu_hw_event *hw, u64 raw, u64 
 }
 
 /*
- * mux.c. Does any CPU of @cl multiplex? The delay between turns (module
+ * mux.c. Does any CPU of @cl take turns? The delay between turns (module
  * parameter mux_interval_ms). Under archpmu_own_lock: the next turn on every
  * multiplexing CPU of a started session, in one round; the time event @e was
  * on @c's PMU, @running the claim's time running now; zero those times.

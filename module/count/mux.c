@@ -62,7 +62,7 @@ bool archpmu_mux_any(const struct archpmu_claims *cl)
 	unsigned int i;
 
 	for (i = 0; i < cl->nr_cpus; i++)
-		if (cl->cpus[i].mux)
+		if (cl->cpus[i].mux && !cl->cpus[i].mux_settled)
 			return true;
 	return false;
 }

@@ -90,13 +90,16 @@ static int allocate_mux(struct archpmu_claims *cl, struct archpmu_claim *c, u64 
 					     c->mux_absent, pool);
 	c->mux_first = archpmu_mux_turn(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
 					c->mux_absent, pool, 0, counters);
-	/* Nothing to turn if what can go on is all on at once. */
+	/*
+	 * Nothing to turn if what can go on is all on at once: then the CPU
+	 * holds only the counters in use (allocate() adds them), not the pool.
+	 */
 	c->mux_settled = true;
 	for (e = 0; e < cl->nr_events; e++)
 		if (counters[e] == ARCHPMU_NO_COUNTER &&
 		    !((c->mux_absent | c->mux_crowded) & BIT_ULL(e)))
 			c->mux_settled = false;
-	c->used = c->mux_stay | pool;
+	c->used = c->mux_settled ? c->mux_stay : c->mux_stay | pool;
 	return 0;
 }
 
@@ -141,6 +144,31 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 }
 
 /*
+ * A group with a member absent on every CPU of the session (each core type
+ * lacking one of them, say) would never count: refused, as before.
+ */
+static int check_placeable(struct archpmu_claims *cl, struct archpmu_count_open *out)
+{
+	unsigned int lead, end, e, i;
+	u64 group;
+
+	for (lead = 0; lead < cl->nr_events; lead = end) {
+		end = archpmu_group_end(cl->ev, cl->nr_events, lead);
+		group = GENMASK_ULL(end - 1, lead);
+		for (i = 0; i < cl->nr_cpus; i++)
+			if (!(cl->cpus[i].mux_absent & group))
+				break;
+		if (i < cl->nr_cpus || !cl->nr_cpus)
+			continue;
+		e = __ffs64(cl->cpus[0].mux_absent & group);
+		out->bad_event = e;
+		out->bad_cpu = cl->cpus[0].cpu;
+		return archpmu_check_event(&cl->cpus[0].desc, &cl->ev[e]) ?: -ENOENT;
+	}
+	return 0;
+}
+
+/*
  * Validate, allocate and take perf's reservation of the GP counters the
  * session needs: those it uses, or, for a session of fixed counters only,
  * one more, so perf stays out (perf_share.c). A counter perf turns out to
@@ -148,7 +176,7 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
  */
 int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 {
-	u64 perf_held = 0, exists = 0, absent_everywhere = ~0ULL, gp;
+	u64 perf_held = 0, exists = 0, gp;
 	unsigned int i, e;
 	u32 failed;
 	int ret;
@@ -176,17 +204,11 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 				return ret;
 			}
 		}
-		absent_everywhere &= c->mux_absent;
 		exists |= c->desc.gp_mask & ARCHPMU_GP_BITS;
 	}
-	/* An event no CPU of the session has would never count: refused, as before. */
-	for (e = 0; e < cl->nr_events && cl->nr_cpus; e++) {
-		if (absent_everywhere & BIT_ULL(e)) {
-			out->bad_event = e;
-			out->bad_cpu = cl->cpus[0].cpu;
-			return archpmu_check_event(&cl->cpus[0].desc, &cl->ev[e]) ?: -ENOENT;
-		}
-	}
+	ret = check_placeable(cl, out);
+	if (ret)
+		return ret;
 	out->bad_cpu = ~0U;
 
 	for (;;) {

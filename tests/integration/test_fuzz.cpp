@@ -132,7 +132,7 @@ private:
         std::vector<archpmu_event> ev(1 + (pick(4) ? pick(4) : pick(ARCHPMU_MAX_EVENTS + 2)));
         for (auto& e : ev) {
             e.config = random_config();
-            e.flags = pick(4) == 0 ? pick(8) : 0;
+            e.flags = pick(4) == 0 ? pick(32) : 0;  // groups and NO_ROTATE too
             e.counter = pick(2) ? pick(9) : (ARCHPMU_COUNTER_FIXED | pick(8));
         }
         std::vector<uint32_t> cpus(pick(3));
@@ -143,8 +143,10 @@ private:
         cmd.flags = pick(2) ? ARCHPMU_COUNT_OPEN_FD : 0;
         if (pick(4) == 0)
             cmd.flags |= ARCHPMU_COUNT_OPEN_START;
+        if (pick(3) == 0)
+            cmd.flags |= ARCHPMU_COUNT_OPEN_MULTIPLEX;
         if (pick(20) == 0)
-            cmd.flags |= 1U << (3 + pick(29));  // an unknown flag: refused
+            cmd.flags |= 1U << (4 + pick(28));  // an unknown flag: refused
         if (pick(6) == 0) {
             // Task scope: this thread, this process, init, the parent, or anything.
             cmd.flags |= pick(8) ? ARCHPMU_COUNT_OPEN_TASK : 0;
@@ -181,8 +183,8 @@ private:
         if (cmd.sample_events && ret > 0)
             ++opened_sampling;
         ++opened;
-        if (cmd.flags &
-            ~(ARCHPMU_COUNT_OPEN_FD | ARCHPMU_COUNT_OPEN_START | ARCHPMU_COUNT_OPEN_TASK))
+        if (cmd.flags & ~(ARCHPMU_COUNT_OPEN_FD | ARCHPMU_COUNT_OPEN_START |
+                          ARCHPMU_COUNT_OPEN_TASK | ARCHPMU_COUNT_OPEN_MULTIPLEX))
             ++bad_opens;  // an unknown flag was accepted
         if (cmd.flags & ARCHPMU_COUNT_OPEN_FD) {
             ++opened_as_file;

@@ -65,10 +65,11 @@ TEST_CASE("ARCHPMU_IOC_INFO: good input fills every field", "[ioctl]")
     CHECK(i.size == sizeof(i));
     CHECK(i.abi_version == ARCHPMU_ABI_VERSION);
     CHECK(i.backend == ARCHPMU_BACKEND_MODEL);
-    CHECK(i.capabilities == (ARCHPMU_CAP_INFO | ARCHPMU_CAP_CPU_INFO | ARCHPMU_CAP_MODEL_MSR |
-                             ARCHPMU_CAP_COUNT | ARCHPMU_CAP_MODEL_INJECT | ARCHPMU_CAP_SESSION_FD |
-                             ARCHPMU_CAP_OPEN_START | ARCHPMU_CAP_SAMPLE | ARCHPMU_CAP_REGS |
-                             ARCHPMU_CAP_NETLINK | ARCHPMU_CAP_TASK | ARCHPMU_CAP_ENABLE_ON_EXEC));
+    CHECK(i.capabilities ==
+          (ARCHPMU_CAP_INFO | ARCHPMU_CAP_CPU_INFO | ARCHPMU_CAP_MODEL_MSR | ARCHPMU_CAP_COUNT |
+           ARCHPMU_CAP_MODEL_INJECT | ARCHPMU_CAP_SESSION_FD | ARCHPMU_CAP_OPEN_START |
+           ARCHPMU_CAP_SAMPLE | ARCHPMU_CAP_REGS | ARCHPMU_CAP_NETLINK | ARCHPMU_CAP_TASK |
+           ARCHPMU_CAP_ENABLE_ON_EXEC | ARCHPMU_CAP_MULTIPLEX));
     CHECK(i.nr_cpu_ids >= online_cpus().size());
     CHECK(i.nr_cpus_online == online_cpus().size());
     CHECK(i.nr_cpus_enumerated == online_cpus().size());

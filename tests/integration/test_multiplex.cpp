@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -160,6 +161,21 @@ TEST_CASE("multiplexing's refusals: groups that cannot fit, misplaced flags, sam
     info.size = sizeof(info);
     REQUIRE(::ioctl(dev.get(), ARCHPMU_IOC_INFO, &info) == 0);
     CHECK((info.capabilities & ARCHPMU_CAP_MULTIPLEX) != 0);
+
+    // mux_interval_ms takes 1-1000 at run time; a refusal is one dmesg line.
+    const char* param = "/sys/module/archpmu/parameters/mux_interval_ms";
+    KernelLog log;
+    for (const char* bad : {"0\n", "1001\n", "x\n"}) {
+        const archpmu::UniqueFd fd(::open(param, O_WRONLY | O_CLOEXEC));
+        REQUIRE(fd.get() >= 0);
+        errno = 0;
+        CHECK(::write(fd.get(), bad, std::strlen(bad)) == -1);
+        CHECK(errno == EINVAL);
+    }
+    CHECK(log.grep("mux_interval_ms=1001: allowed 1-1000 milliseconds").size() == 1);
+    CHECK(read_file(param) == "4");
+    write_file(param, "10");
+    CHECK(read_file(param) == "10");
 }
 
 TEST_CASE(
@@ -379,4 +395,35 @@ TEST_CASE(
     CHECK_THAT(r.out, Catch::Matches("(.|\\n)*CPU1 +<not supported> +r0400(.|\\n)*"));
     CHECK_THAT(r.out, Catch::Matches("(.|\\n)*CPU0 +[0-9,]+ +r0400(.|\\n)*"));
     CHECK_THAT(r.out, !Catch::Contains("%)"));
+}
+
+TEST_CASE(
+    "hybrid: a group each core type lacks a member of is refused; its events alone are "
+    "not",
+    "[multiplex][hybrid]")
+{
+    // P-core (CPU 0): fixed counters 0, 1 and 3; E-core (CPU 1): 0, 1 and 2.
+    LoadedModule module(
+        "backend=model model_version=5 model_gp=4 model_fixed=0 "
+        "model_fixed_mask=11 model_hybrid_cpus=1 model_hybrid_fixed_mask=7");
+    const auto cpus = std::vector<uint32_t>{0, 1};
+    try {
+        Session both(kDev, events("{r0300,r0400}"), cpus, Session::Start::later, true);
+        FAIL("opened a group no CPU can hold");
+    } catch (const archpmu::Error& e) {
+        CHECK(e.code().value() == ENOENT);
+    }
+    Session apart(kDev, events("r0300,r0400,branches"), cpus, Session::Start::now, true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    apart.stop();
+    for (const auto& v : apart.read().values) {
+        CAPTURE(v.cpu, v.event, v.value);
+        const bool lacks = (v.cpu == 0 && v.event == 0) || (v.cpu == 1 && v.event == 1);
+        CHECK(v.absent == lacks);
+        CHECK((v.value > 0) == !lacks);
+        // Nothing takes turns: what each CPU has fits at once, and it holds only that.
+        CHECK_FALSE(v.multiplexed);
+    }
+    // The counters the session does not use are free for another.
+    Session other(kDev, events("branch-misses,cache-misses,cache-references"), cpus);
 }

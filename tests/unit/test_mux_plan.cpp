@@ -235,3 +235,14 @@ TEST_CASE("an event a core type lacks counts on the other; never placed where ab
     CHECK(refused.err == -ENOENT);
     CHECK(refused.bad == 0);
 }
+
+TEST_CASE("a group too big for the CPU is ENOSPC even while others hold counters", "[mux]")
+{
+    const auto d = layout(4, 3);
+    const std::vector<archpmu_event> five{ev(0xd0),    ev(0xd1, G), ev(0xd2, G),
+                                          ev(0xd3, G), ev(0xd4, G), ev(0xc4)};
+    CHECK(plan(d, five, 0x1).err == -ENOSPC);  // not crowded out: it could never fit
+    std::vector<archpmu_event> pinned = five;
+    pinned[0].flags |= ARCHPMU_EVENT_NO_ROTATE;
+    CHECK(plan(d, pinned, 0x1).err == -ENOSPC);
+}

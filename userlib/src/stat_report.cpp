@@ -164,9 +164,11 @@ StatTotals stat_totals_of(const std::vector<EventSpec>& events,
                 delta.time_running_ns -= b.time_running_ns;
             }
             // Only an event that took turns is scaled; one that counted
-            // less because its CPU was offline is shown as it is.
+            // less because its CPU was offline is shown as it is. Turns, a
+            // crowded-out or an absent event: its share of the time shows.
+            const bool own_time = v.multiplexed || v.crowded_out || v.absent;
             t.per_cpu[e][c] = v.multiplexed ? delta.scaled() : delta.value;
-            t.enabled_ns[e][c] = v.multiplexed ? delta.time_enabled_ns : delta.time_running_ns;
+            t.enabled_ns[e][c] = own_time ? delta.time_enabled_ns : delta.time_running_ns;
             t.running_ns[e][c] = delta.time_running_ns;
             t.offline[c] = t.offline[c] || v.offline;
             t.multiplexed[e] = t.multiplexed[e] || v.multiplexed;
