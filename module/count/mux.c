@@ -162,7 +162,7 @@ static void build_turn(struct archpmu_claims *cl, struct archpmu_claim *c)
 		c->mux_prev[e] = c->hw[e].counter;
 		c->mux_next[e] = c->hw[e].counter;
 	}
-	c->mux_first = archpmu_mux_turn(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
+	c->mux_first = archpmu_mux_turn(cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
 					c->mux_absent, c->used & ~c->mux_stay, c->mux_first,
 					c->mux_next);
 	/* An event that keeps its counter (a fixed counter's, say) counts on. */

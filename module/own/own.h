@@ -147,8 +147,8 @@ struct archpmu_claims {
 	bool task_exec_seen;	/* WRITE_ONCE by the exec probe */
 	/* Children the session did not follow (task/, under its lock; READ_ONCE). */
 	u64 task_missed;
-	/* Room for multiplexing's placements, under archpmu_own_lock (mux_plan.h). */
-	struct archpmu_mux_scratch mux_scratch;
+	/* Multiplexing's placements (mux_plan.h), under archpmu_own_lock. */
+	struct archpmu_mux_scratch *mux_scratch;
 	/* Preallocated, so that operations allocate nothing: the CPUs of a round. */
 	cpumask_var_t mask;
 	struct archpmu_round round;
@@ -177,7 +177,8 @@ void archpmu_own_forget(struct archpmu_claims *cl);
  * claim in one round of cross-calls, the claim_* ones on one CPU; each
  * returns the first error in CPU order, *@bad its claim where asked.
  */
-int archpmu_claims_init(struct archpmu_claims *cl);	/* once cl->cpus is set */
+/* Once cl->cpus (and cl->multiplex) is set; archpmu_claims_free() undoes it, even a failed one. */
+int archpmu_claims_init(struct archpmu_claims *cl);
 /* The claim on @cpu, or NULL (any context: cl->cpus does not change). */
 struct archpmu_claim *archpmu_claims_on_cpu(struct archpmu_claims *cl, unsigned int cpu);
 void archpmu_claims_free(struct archpmu_claims *cl);

@@ -77,7 +77,7 @@ static int allocate_mux(struct archpmu_claims *cl, struct archpmu_claim *c, u64 
 	u64 pool;
 	int ret;
 
-	ret = archpmu_mux_plan(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events, c->mux_absent,
+	ret = archpmu_mux_plan(cl->mux_scratch, &c->desc, cl->ev, cl->nr_events, c->mux_absent,
 			       busy, counters, &pool, bad);
 	if (ret)
 		return ret;
@@ -86,9 +86,9 @@ static int allocate_mux(struct archpmu_claims *cl, struct archpmu_claim *c, u64 
 	for (e = 0; e < cl->nr_events; e++)
 		if (counters[e] != ARCHPMU_NO_COUNTER)
 			c->mux_stay |= archpmu_counter_bit(counters[e]);
-	c->mux_crowded = archpmu_mux_crowded(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
+	c->mux_crowded = archpmu_mux_crowded(cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
 					     c->mux_absent, pool);
-	c->mux_first = archpmu_mux_turn(&cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
+	c->mux_first = archpmu_mux_turn(cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
 					c->mux_absent, pool, 0, counters);
 	/*
 	 * Nothing to turn if what can go on is all on at once: then the CPU
