@@ -20,6 +20,7 @@
 #include "dev/dev.h"
 #include "pmu/pmu.h"
 #include "session/session.h"
+#include "version.h"
 
 static char *backend = "auto";
 module_param(backend, charp, 0444);
@@ -124,3 +125,4 @@ module_exit(archpmu_exit);
 MODULE_DESCRIPTION("Direct, safe access to the Intel architectural PMU");
 MODULE_AUTHOR("archpmu developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(ARCHPMU_VERSION);

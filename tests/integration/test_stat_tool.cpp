@@ -53,7 +53,8 @@ TEST_CASE("stat -x and -A print CSV per CPU", "[stat-tool]")
     const auto r =
         run_tool("stat -x, -A -e cpu/event=0xc4,umask=0/ -C 0 -- " + injector(0, "0xc4", 77));
     REQUIRE(r.status == 0);
-    CHECK(r.out == "CPU0,77,cpu/event=0xc4,umask=0/,gp0\n");
+    // perf's fields (the run time varies), then the counter.
+    CHECK_THAT(r.out, Catch::Matches("CPU0,77,,cpu/event=0xc4,umask=0/,[0-9]+,100\\.00,,,gp0\n"));
 }
 
 TEST_CASE("stat's human output shows counts, counters and IPC", "[stat-tool]")
@@ -66,33 +67,38 @@ TEST_CASE("stat's human output shows counts, counters and IPC", "[stat-tool]")
     CHECK_THAT(r.out, Catch::Contains("seconds time elapsed"));
 }
 
-TEST_CASE("stat refuses bad input with a message and exit status 1", "[stat-tool]")
+TEST_CASE("stat refuses bad input with a message: 129 for the command line, else 1", "[stat-tool]")
 {
     LoadedModule module("backend=model model_version=4 model_gp=4");
     auto r = run_tool("stat -e bogus --duration 0.1");
-    CHECK(r.status == 1);
+    CHECK(r.status == 129);
     CHECK_THAT(r.out, Catch::Contains("unknown event 'bogus'"));
     r = run_tool("stat -e instructions@gp9 --duration 0.1");
     CHECK(r.status == 1);
     CHECK_THAT(r.out, Catch::Contains("event 'instructions@gp9': the requested counter does not "
                                       "exist on CPU 0"));
     r = run_tool("stat -e instructions -C 0-99999 --duration 0.1");
-    CHECK(r.status == 1);
+    CHECK(r.status == 129);
     r = run_tool("stat -a -C 0 -e instructions --duration 0.1");
-    CHECK(r.status != 0);
+    CHECK(r.status == 129);
     CHECK_THAT(r.out, Catch::Contains("excludes"));
     r = run_tool("stat -e instructions");
-    CHECK(r.status == 2);
+    CHECK(r.status == 129);
     CHECK_THAT(r.out, Catch::Contains("give a COMMAND"));
 }
 
-TEST_CASE("stat -I prints one line per interval", "[stat-tool]")
+TEST_CASE("stat -I prints one line per interval, and the last partial one", "[stat-tool]")
 {
     LoadedModule module("backend=model");
     const auto r = run_tool("stat -x, -I 100 --duration 0.45 -e instructions -C 0");
     REQUIRE(r.status == 0);
+    // Four whole intervals and the last 50 ms (a slow guest may miss one).
     const auto lines = std::count(r.out.begin(), r.out.end(), '\n');
-    CHECK(lines >= 3);
-    CHECK(lines <= 5);
-    CHECK_THAT(r.out, Catch::Contains(",instructions,fixed0\n"));
+    CHECK(lines >= 4);
+    CHECK(lines <= 6);
+    CHECK_THAT(r.out, Catch::Contains(",,instructions,"));
+    CHECK_THAT(r.out, Catch::EndsWith(",fixed0\n"));
+    // The last line is stamped at the end of the count, past 0.4 s.
+    const auto last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
+    CHECK(std::stod(last) >= 0.45);
 }

@@ -346,7 +346,7 @@ TEST_CASE("stat -- COMMAND counts the command's time, not the busy CPUs'", "[tas
     const auto sleeping = run_tool("stat --json -e instructions:u -- sleep 0.5");
     const auto twin = run_tool("stat -a --json -e instructions:u -- sleep 0.5");
     // A 2 s spin on CPU 0, held before its exec, counted by its own session.
-    archpmu::PendingCommand cmd({spin(), "rusage", "2", "0"}, "archpmu_spin");
+    archpmu::PendingCommand cmd({spin(), "rusage", "2", "0"});
     auto session = archpmu::Session::for_task(
         "/dev/archpmu", archpmu::parse_event_list("instructions:u,instructions:k"),
         archpmu::TaskScope{archpmu::TaskScope::Kind::process, cmd.pid(), true},
@@ -440,13 +440,13 @@ TEST_CASE("stat -p and -t count running tasks", "[task][stat-tool]")
     CHECK(r.status == 1);
     CHECK_THAT(r.out, Catch::Contains("process 4000000 does not exist"));
     r = run_tool("stat -e branches -p 12x --duration 0.1");
-    CHECK(r.status != 0);
+    CHECK(r.status == 129);
     CHECK_THAT(r.out, Catch::Contains("-p/--pid: '12x' is not a whole number"));
     r = run_tool("stat -A -e branches -- true");
-    CHECK(r.status != 0);
+    CHECK(r.status == 129);
     CHECK_THAT(r.out, Catch::Contains("-A/--per-cpu is for system-wide counting"));
     r = run_tool("stat -a -p 1 -e branches --duration 0.1");
-    CHECK(r.status != 0);
+    CHECK(r.status == 129);
 }
 
 TEST_CASE("counting another user's task needs ptrace access", "[task][errors]")

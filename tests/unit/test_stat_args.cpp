@@ -18,6 +18,7 @@
 
 using archpmu::tool::Command;
 using Catch::Contains;
+using Catch::StartsWith;
 
 namespace {
 
@@ -36,15 +37,17 @@ Command parse(std::vector<std::string> args, std::string* out = nullptr)
     return cmd;
 }
 
-// The error line of a refused command line, checking the exit status it asks for.
-std::string refused(const std::vector<std::string>& args, int status = 1)
+// The first line of a refused command line's message (the reason), checking that the
+// usage follows it and that it asks for perf's exit status, 129.
+std::string refused(const std::vector<std::string>& args)
 {
     const auto cmd = parse(args);
     CHECK(cmd.action == Command::Action::exit);
-    CHECK(cmd.status == status);
-    CHECK_FALSE(cmd.error.empty());
-    CHECK(cmd.error.find('\n') == std::string::npos);
-    return cmd.error;
+    CHECK(cmd.status == archpmu::tool::kUsageStatus);
+    const auto eol = cmd.error.find('\n');
+    REQUIRE(eol != std::string::npos);
+    CHECK_THAT(cmd.error.substr(eol), Contains("\n Usage: archpmu "));
+    return cmd.error.substr(0, eol);
 }
 
 // The message of the archpmu::Error (EINVAL) that fn throws.
@@ -204,23 +207,25 @@ TEST_CASE("stat -I takes whole milliseconds 10-3600000", "[stat-args]")
     }
 }
 
-TEST_CASE("usage errors are one line with exit status 2", "[stat-args]")
+TEST_CASE("command-line errors name the argument, show the usage and exit 129", "[stat-args]")
 {
-    CHECK_THAT(refused({}, 2), Contains("archpmu: A subcommand is required"));
-    CHECK_THAT(
-        refused({"stat"}, 2),
-        Contains("archpmu stat: give a COMMAND (after --), -p PIDS, -t TIDS, --duration SECONDS"));
-    CHECK_THAT(refused({"stat", "--duration", "1", "--", "true"}, 2),
+    CHECK_THAT(refused({}), Contains("archpmu: A subcommand is required"));
+    CHECK_THAT(refused({"stat"}),
+               Contains("archpmu stat: give a COMMAND, -p PIDS, -t TIDS, --duration SECONDS"));
+    CHECK_THAT(refused({"stat", "--duration", "1", "--", "true"}),
                Contains("--duration and a COMMAND exclude each other"));
-    CHECK_THAT(refused({"stat", "--bogus"}, 2), Contains("--bogus"));
-    CHECK_THAT(refused({"stat", "-a", "-C", "0", "--duration", "1"}, 2),
+    CHECK_THAT(refused({"stat", "--bogus"}), Contains("--bogus"));
+    CHECK_THAT(refused({"stat", "-a", "-C", "0", "--duration", "1"}),
                Contains("--all-cpus excludes --cpu"));
-    const auto both = refused({"stat", "-x", ",", "-j", "--duration", "1"}, 2);
-    CHECK_THAT(both, Contains("--json") && Contains("excludes") && Contains("--field-separator"));
-    CHECK_THAT(refused({"stat", "-C", "0", "-C", "1", "--duration", "1"}, 2), Contains("--cpu"));
-    // -e takes one list per -e, as perf: a forgotten "--" is not an event.
-    CHECK_THAT(refused({"stat", "-e", "cycles", "sleep", "--duration", "1"}, 2), Contains("sleep"));
-    CHECK(refused({"info", "--", "ls"}, 2) == "archpmu info: takes no COMMAND (after --)");
+    const auto both = refused({"stat", "-x", ",", "-j", "--duration", "1"});
+    CHECK_THAT(both,
+               Contains("--json-output") && Contains("excludes") && Contains("--field-separator"));
+    CHECK_THAT(refused({"stat", "--json", "-j", "--duration", "1"}), Contains("excludes"));
+    CHECK_THAT(refused({"stat", "--append", "--", "true"}), Contains("-o/--output"));
+    CHECK_THAT(refused({"stat", "-o", "", "--", "true"}), Contains("-o/--output"));
+    CHECK_THAT(refused({"stat", "-C", "0", "-C", "1", "--duration", "1"}), Contains("--cpu"));
+    CHECK(refused({"info", "--", "ls"}) == "archpmu info: takes no COMMAND");
+    CHECK_THAT(refused({"info", "ls"}), Contains("ls"));
     CHECK_THAT(refused({"-d", "", "info"}),
                Contains("archpmu info: -d/--device: the path is empty"));
 }
@@ -240,11 +245,18 @@ TEST_CASE("good command lines parse into checked options", "[stat-args]")
     CHECK(cmd.stat.separator == "\t");
     CHECK(cmd.stat.duration == std::chrono::nanoseconds(500000000));
 
-    cmd = parse({"stat", "-j", "--", "sleep", "1"});
+    CHECK(cmd.stat.style == archpmu::StatFormat::Style::csv);
+    CHECK(cmd.stat.output.empty());
+
+    cmd = parse({"stat", "-j", "-o", "counts.txt", "--append", "--", "sleep", "1"});
     REQUIRE(cmd.action == Command::Action::stat);
     CHECK(cmd.stat.events.size() == 5);  // the default events
     CHECK(cmd.stat.cpus.empty());
-    CHECK(cmd.stat.json);
+    CHECK(cmd.stat.style == archpmu::StatFormat::Style::json_lines);
+    CHECK(cmd.stat.output == "counts.txt");
+    CHECK(cmd.stat.append);
+    CHECK(parse({"stat", "--json", "true"}).stat.style == archpmu::StatFormat::Style::json);
+    CHECK(parse({"stat", "true"}).stat.style == archpmu::StatFormat::Style::human);
     CHECK_FALSE(cmd.stat.duration);
     CHECK(cmd.stat.command == std::vector<std::string>{"sleep", "1"});
 
@@ -274,15 +286,56 @@ TEST_CASE("the archpmu binary refuses bad arguments with one stderr line", "[sta
     for (const auto& [args, start] : cases) {
         INFO(args[1] << " '" << args[2] << "'");
         const Run r = run_tool(args);
-        CHECK(r.status == 1);
+        CHECK(r.status == 129);
         CHECK(r.out.empty());
         CHECK(r.err.rfind(start, 0) == 0);
-        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        CHECK_THAT(r.err,
+                   Contains("\n\n Usage: archpmu stat [<options>] [--] [<command> [<args>]]\n"));
         CHECK(r.err.back() == '\n');
     }
     const Run r = run_tool({"stat", "--bogus"});
-    CHECK(r.status == 2);
-    CHECK(r.err == "archpmu stat: The following argument was not expected: --bogus\n");
+    CHECK(r.status == 129);
+    CHECK_THAT(r.err,
+               StartsWith("archpmu stat: The following argument was not expected: --bogus\n"));
+    const Run none = run_tool({});
+    CHECK(none.status == 129);
+    CHECK_THAT(none.err, StartsWith("archpmu: A subcommand is required\n"));
+}
+
+TEST_CASE("the COMMAND may follow the options without --, as in perf", "[stat-args]")
+{
+    const auto command_of = [](const std::vector<std::string>& args) {
+        const auto cmd = parse(args);
+        REQUIRE(cmd.action == Command::Action::stat);
+        return cmd.stat.command;
+    };
+    using Words = std::vector<std::string>;
+    CHECK(command_of({"stat", "sleep", "0.1"}) == Words{"sleep", "0.1"});
+    // -e takes one list per -e, as perf: the next word is the command.
+    CHECK(command_of({"stat", "-e", "cycles", "instructions"}) == Words{"instructions"});
+    CHECK(command_of({"stat", "-ecycles", "-x,", "ls", "-l", "-e", "x"}) ==
+          Words{"ls", "-l", "-e", "x"});
+    CHECK(command_of({"stat", "--event=cycles", "-I", "100", "sh", "-c", "true"}) ==
+          Words{"sh", "-c", "true"});
+    CHECK(command_of({"stat", "-aA", "sleep", "1"}) == Words{"sleep", "1"});
+    CHECK(command_of({"stat", "-e", "cycles", "--", "-dash", "--"}) == Words{"-dash", "--"});
+    CHECK(command_of({"stat", "--", "stat"}) == Words{"stat"});
+    // -d/--device before or after the subcommand.
+    CHECK(parse({"stat", "-d", "/dev/x", "true"}).stat.device == "/dev/x");
+    CHECK(parse({"--device=/dev/y", "stat", "true"}).stat.device == "/dev/y");
+    const auto rec = parse({"record", "-F", "99", "-o", "p.data", "sleep", "1"});
+    REQUIRE(rec.action == Command::Action::record);
+    CHECK(rec.record.command == Words{"sleep", "1"});
+    CHECK(rec.record.output == "p.data");
+}
+
+TEST_CASE("archpmu --version prints the version and exits 0", "[stat-args]")
+{
+    std::string out;
+    const auto cmd = parse({"--version"}, &out);
+    CHECK(cmd.action == Command::Action::exit);
+    CHECK(cmd.status == 0);
+    CHECK(out == std::string("archpmu version ") + ARCHPMU_VERSION + "\n");
 }
 
 TEST_CASE("stat -r takes 1-1000000 runs of a COMMAND, without -p, -t or -I", "[stat-args]")
@@ -299,9 +352,9 @@ TEST_CASE("stat -r takes 1-1000000 runs of a COMMAND, without -p, -t or -I", "[s
     }
     CHECK(refused({"stat", "-r", "x", "--", "true"}) ==
           "archpmu stat: -r/--repeat: 'x' is not a whole number; give a whole number 1-1000000");
-    CHECK_THAT(refused({"stat", "-r", "3", "--duration", "1"}, 2),
+    CHECK_THAT(refused({"stat", "-r", "3", "--duration", "1"}),
                Contains("-r/--repeat runs a COMMAND again and again"));
-    CHECK_THAT(refused({"stat", "-r", "3", "-p", "1", "--", "true"}, 2), Contains("without -p"));
-    CHECK_THAT(refused({"stat", "-r", "3", "-I", "100", "--", "true"}, 2),
+    CHECK_THAT(refused({"stat", "-r", "3", "-p", "1", "--", "true"}), Contains("without -p"));
+    CHECK_THAT(refused({"stat", "-r", "3", "-I", "100", "--", "true"}),
                Contains("-r/--repeat and -I/--interval-print exclude each other"));
 }

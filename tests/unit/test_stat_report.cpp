@@ -4,9 +4,11 @@
 
 #include <cerrno>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "archpmu.h"
 #include "archpmu/error.hpp"
+#include "archpmu/stat_format.hpp"
 #include "archpmu/stat_report.hpp"
 
 namespace {
@@ -41,17 +43,79 @@ TEST_CASE("stat --json has the documented shape", "[stat]")
     CHECK(doc["events"][2]["counter"] == "gp3");
 }
 
-TEST_CASE("stat -x prints one line per event, or per CPU with -A", "[stat]")
+TEST_CASE("stat -x prints perf's fields, one line per event, or per CPU with -A", "[stat]")
 {
+    // value, unit, event, run-time, pct-running, metric-value, metric-unit; then the counter.
     archpmu::StatFormat f;
     f.separator = ";";
-    CHECK(archpmu::stat_csv(sample(), f) ==
-          "4000;cycles;fixed1\n3000;instructions;fixed0\n7;branches:u;gp3\n");
+    auto t = sample();
+    t.enabled_ns = {{100, 300}, {100, 300}, {400, 400}};
+    t.running_ns = {{100, 300}, {100, 300}, {100, 199}};
+    t.multiplexed = {false, false, true};
+    CHECK(archpmu::stat_csv(t, f) ==
+          "4000;;cycles;400;100.00;;;fixed1\n"
+          "3000;;instructions;400;100.00;0.75;insn per cycle;fixed0\n"
+          "7;;branches:u;299;37.00;;;mux\n");
     f.per_cpu = true;
-    f.interval_s = 1.0;
-    const auto csv = archpmu::stat_csv(sample(), f);
-    CHECK_THAT(csv, Catch::StartsWith("1.000000000;CPU0;1000;cycles;fixed1\n"));
-    CHECK_THAT(csv, Catch::Contains("1.000000000;CPU2;0;branches:u;gp3\n"));
+    f.interval_ns = 1000000000;
+    const auto csv = archpmu::stat_csv(t, f);
+    CHECK_THAT(csv, Catch::StartsWith("     1.000000000;CPU0;1000;;cycles;100;100.00;;;fixed1\n"));
+    CHECK_THAT(csv, Catch::Contains("     1.000000000;CPU0;2000;;instructions;100;100.00;2.00;insn "
+                                    "per cycle;fixed0\n"));
+    CHECK_THAT(csv, Catch::Contains("     1.000000000;CPU2;0;;branches:u;199;49.00;;;mux\n"));
+    // Never on the PMU, or not on this core type: perf's words instead of a number.
+    t.running_ns[2] = {0, 0};
+    t.absent = {{false, false}, {false, false}, {false, true}};
+    const auto words = archpmu::stat_csv(t, f);
+    CHECK_THAT(words, Catch::Contains(";CPU0;<not counted>;;branches:u;0;0.00;;;mux\n"));
+    CHECK_THAT(words, Catch::Contains(";CPU2;<not supported>;;branches:u;0;0.00;;;mux\n"));
+}
+
+TEST_CASE("stat -j prints perf's JSON lines, keys in perf's order, then the counter", "[stat]")
+{
+    archpmu::StatFormat f;
+    auto t = sample();
+    t.enabled_ns = {{100, 300}, {100, 300}, {400, 400}};
+    t.running_ns = {{100, 300}, {100, 300}, {0, 0}};
+    const auto lines = archpmu::stat_json_lines(t, f);
+    CHECK(lines ==
+          "{\"counter-value\" : \"4000.000000\", \"unit\" : \"\", \"event\" : \"cycles\", "
+          "\"event-runtime\" : 400, \"pcnt-running\" : 100.00, \"metric-value\" : 0.000000, "
+          "\"metric-unit\" : \"(null)\", \"counter\" : \"fixed1\"}\n"
+          "{\"counter-value\" : \"3000.000000\", \"unit\" : \"\", \"event\" : \"instructions\", "
+          "\"event-runtime\" : 400, \"pcnt-running\" : 100.00, \"metric-value\" : 0.750000, "
+          "\"metric-unit\" : \"insn per cycle\", \"counter\" : \"fixed0\"}\n"
+          "{\"counter-value\" : \"<not counted>\", \"unit\" : \"\", \"event\" : \"branches:u\", "
+          "\"event-runtime\" : 0, \"pcnt-running\" : 0.00, \"metric-value\" : 0.000000, "
+          "\"metric-unit\" : \"\", \"counter\" : \"gp3\"}\n");
+    // Each line is a JSON object; under -I and -A it starts with the interval and the CPU.
+    f.interval_ns = 2500000000;
+    f.per_cpu = true;
+    std::istringstream in(archpmu::stat_json_lines(t, f));
+    int n = 0;
+    for (std::string line; std::getline(in, line); ++n) {
+        const auto j = nlohmann::json::parse(line);
+        CHECK(j["interval"].get<double>() == Approx(2.5));
+        CHECK(j.contains("cpu"));
+        CHECK(line.rfind("{\"interval\" : 2.500000000, \"cpu\" : \"", 0) == 0);
+    }
+    CHECK(n == 6);
+}
+
+TEST_CASE("stat -I: perf's time stamp, and its header in the human table", "[stat]")
+{
+    archpmu::StatFormat f;
+    f.interval_ns = 12345678901;
+    f.interval_header = true;
+    const auto human = archpmu::stat_human(sample(), f);
+    CHECK_THAT(human, Catch::StartsWith("#           time             counts unit events\n"
+                                        "    12.345678901                4,000      cycles"));
+    CHECK(human.find("Performance counter stats") == std::string::npos);
+    f.interval_header = false;
+    CHECK_THAT(archpmu::stat_human(sample(), f), Catch::StartsWith("    12.345678901 "));
+    const auto doc = nlohmann::json::parse(archpmu::stat_json(sample(), f));
+    CHECK(doc["interval"].get<double>() == Approx(12.345678901));
+    CHECK(archpmu::stat_json(sample(), f).find('\n') == archpmu::stat_json(sample(), f).size() - 1);
 }
 
 TEST_CASE("stat's human output is perf-like", "[stat]")
@@ -100,7 +164,8 @@ TEST_CASE("stat -r prints each count's mean and perf's spread of it", "[stat]")
     CHECK_THAT(out,
                Catch::Contains("1.500000000 +- 0.057735027 seconds time elapsed  ( +-  3.85% )"));
     f.separator = ",";
-    CHECK_THAT(archpmu::stat_csv(m, f), Catch::StartsWith("4000,cycles,fixed1,5.77%\n"));
+    CHECK_THAT(archpmu::stat_csv(m, f),
+               Catch::StartsWith("4000,,cycles,5.77%,0,100.00,,,fixed1\n"));
     const auto doc = nlohmann::json::parse(archpmu::stat_json(m));
     CHECK(doc["runs"] == 3);
     CHECK(doc["elapsed_stddev_ns"] == 57735027);

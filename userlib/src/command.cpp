@@ -14,19 +14,9 @@
 namespace archpmu {
 namespace {
 
-// In the child, between fork() and exec(): only async-signal-safe calls.
-void write_all(const std::string& s)
-{
-    std::size_t done = 0;
-    while (done < s.size()) {
-        const ssize_t n = ::write(STDERR_FILENO, s.data() + done, s.size() - done);
-        if (n <= 0)
-            return;
-        done += static_cast<std::size_t>(n);
-    }
-}
-
-[[noreturn]] void run_child(int wait_fd, char* const* argv, const std::string& cannot_run)
+// In the child, between fork() and exec(): only async-signal-safe calls. The
+// errno pipe's write end is close-on-exec: a successful exec closes it unread.
+[[noreturn]] void run_child(int wait_fd, int errno_fd, char* const* argv)
 {
     (void)std::signal(SIGINT, SIG_DFL);
     char go = 0;
@@ -37,16 +27,14 @@ void write_all(const std::string& s)
     if (n != 1)
         ::_exit(127);  // the parent gave up before release()
     ::execvp(argv[0], argv);
-    const char* why = std::strerror(errno);
-    write_all(cannot_run);
-    write_all(why);
-    write_all("\n");
+    const int err = errno;
+    (void)!::write(errno_fd, &err, sizeof(err));
     ::_exit(127);
 }
 
 }  // namespace
 
-PendingCommand::PendingCommand(const std::vector<std::string>& argv, const std::string& label)
+PendingCommand::PendingCommand(const std::vector<std::string>& argv)
 {
     if (argv.empty())
         throw Error(EINVAL, "no command to run");
@@ -55,24 +43,31 @@ PendingCommand::PendingCommand(const std::vector<std::string>& argv, const std::
     for (const auto& a : argv)
         args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    // Built before fork(): the child allocates nothing.
-    const std::string cannot_run = label + ": cannot run '" + argv[0] + "': ";
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0)
         throw Error(errno, "pipe2");
     UniqueFd wait_end(fds[0]);
     go_ = UniqueFd(fds[1]);
+    // Non-blocking: exec_error() reads it after the child is gone, and must never wait.
+    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+        throw Error(errno, "pipe2");
+    exec_errno_ = UniqueFd(fds[0]);
+    UniqueFd errno_end(fds[1]);
     pid_ = ::fork();
     if (pid_ < 0)
         throw Error(errno, "fork");
     if (pid_ == 0) {
         go_.reset();
-        run_child(wait_end.get(), args.data(), cannot_run);
+        exec_errno_.reset();
+        run_child(wait_end.get(), errno_end.get(), args.data());
     }
 }
 
 PendingCommand::PendingCommand(PendingCommand&& other) noexcept
-    : pid_(other.pid_), released_(other.released_), go_(std::move(other.go_))
+    : pid_(other.pid_),
+      released_(other.released_),
+      go_(std::move(other.go_)),
+      exec_errno_(std::move(other.exec_errno_))
 {
     other.pid_ = -1;
 }
@@ -103,6 +98,19 @@ void PendingCommand::release()
     if (err)
         throw Error(err, "starting the command");
     released_ = true;
+}
+
+int PendingCommand::exec_error()
+{
+    if (!released_ || !exec_errno_.valid())
+        return 0;
+    int err = 0;
+    ssize_t n = 0;
+    do
+        n = ::read(exec_errno_.get(), &err, sizeof(err));
+    while (n < 0 && errno == EINTR);
+    exec_errno_.reset();
+    return n == static_cast<ssize_t>(sizeof(err)) ? err : 0;
 }
 
 PendingCommand::~PendingCommand()

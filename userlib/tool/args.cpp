@@ -169,7 +169,7 @@ CLI::App* add_record(CLI::App& app, RecordArgs& a, RecordOptions& rec)
 {
     auto* record = app.add_subcommand(
         "record",
-        "sample events on CPUs into a perf.data file (record [options] [-- COMMAND ARGS]); "
+        "sample events on CPUs into a perf.data file (record [options] [[--] COMMAND ARGS]); "
         "every online CPU by default: there is no per-task sampling yet");
     record->add_option("-e,--event", a.events, "events, comma-separated (default: cycles)")
         ->type_name("EVENTS")
@@ -221,24 +221,70 @@ void check_record(const RecordArgs& a, RecordOptions& rec)
         refuse("-o/--output", "the file name is empty");
 }
 
+const CLI::Option* find_option(const CLI::App* sub, const CLI::App& app, const std::string& name)
+{
+    const CLI::Option* opt = sub ? sub->get_option_no_throw(name) : nullptr;
+    return opt ? opt : app.get_option_no_throw(name);
+}
+
+// How many of the words after argv[i] the option word argv[i] takes as its value
+// (0 or 1): perf's -e EVENTS, -eEVENTS, --event=EVENTS, -aA, -aeEVENTS. An unknown
+// option is left for CLI11 to refuse.
+int option_values(std::string_view arg, const CLI::App* sub, const CLI::App& app)
+{
+    if (arg.substr(0, 2) == "--") {
+        const auto* opt = find_option(sub, app, std::string(arg.substr(0, arg.find('='))));
+        return opt && arg.find('=') == std::string_view::npos && opt->get_items_expected_min() > 0
+                   ? 1
+                   : 0;
+    }
+    for (std::size_t k = 1; k < arg.size(); ++k) {
+        const auto* opt = find_option(sub, app, std::string{'-', arg[k]});
+        if (!opt)
+            return 0;
+        if (opt->get_items_expected_min() > 0)
+            return k + 1 == arg.size() ? 1 : 0;  // else the rest of the word is its value
+    }
+    return 0;
+}
+
 }  // namespace
+
+CommandSplit split_command(int argc, const char* const* argv, const CLI::App& app)
+{
+    const CLI::App* sub = nullptr;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--")
+            return {i, i + 1};
+        if (arg.size() > 1 && arg[0] == '-') {
+            i += option_values(arg, sub, app);
+            continue;
+        }
+        if (sub) {
+            // As perf: the first word that is no option's is the COMMAND, for the
+            // subcommands that run one (the others refuse it as an extra argument).
+            const std::string& name = sub->get_name();
+            return name == "stat" || name == "record" ? CommandSplit{i, i}
+                                                      : CommandSplit{argc, argc};
+        }
+        for (const auto* s : app.get_subcommands([](const CLI::App*) { return true; }))
+            if (s->check_name(std::string(arg)))
+                sub = s;
+        if (!sub)
+            break;
+    }
+    return {argc, argc};
+}
 
 Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
 {
-    // Everything after "--" is the command for `stat` to run.
-    int own_args = argc;
-    std::vector<std::string> command;
-    for (int i = 1; i < argc; ++i) {
-        if (std::string_view(argv[i]) == "--") {
-            own_args = i;
-            command.assign(argv + i + 1, argv + argc);
-            break;
-        }
-    }
-
     Command cmd;
     CLI::App app{"archpmu: the Intel architectural PMU through /dev/archpmu"};
     app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("archpmu version ") + ARCHPMU_VERSION_STRING);
+    // -d/--device also after the subcommand.
+    app.fallthrough();
     cmd.device = kDefaultDevicePath;
     app.add_option("-d,--device", cmd.device, "the archpmu device")->capture_default_str();
 
@@ -277,7 +323,7 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
     bool all_cpus = false;
     auto* stat = app.add_subcommand(
         "stat",
-        "count events while COMMAND and its children run (stat [options] -- COMMAND ARGS), in "
+        "count events while COMMAND and its children run (stat [options] [--] COMMAND ARGS), in "
         "processes (-p) or threads (-t), or system-wide on CPUs (-a, -C)");
     stat->add_option("-e,--event", events,
                      "events, comma-separated (default: cycles, instructions, ref-cycles, "
@@ -310,11 +356,22 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                          "print every MS milliseconds (" + std::to_string(kMinIntervalMs) + "-" +
                              std::to_string(kMaxIntervalMs) + ")")
             ->type_name("MS");
-    auto* json_opt = stat->add_flag("-j,--json", st.json, "JSON output");
+    bool json_lines = false;
+    bool json_doc = false;
+    auto* json_lines_opt =
+        stat->add_flag("-j,--json-output", json_lines, "perf's JSON: an object per line");
+    auto* json_opt =
+        stat->add_flag("--json", json_doc, "archpmu's JSON document (per CPU counts and times)")
+            ->excludes(json_lines_opt);
     auto* separator_opt = stat->add_option("-x,--field-separator", separator,
-                                           "CSV output with this separator (\\t: a tab)")
+                                           "perf's CSV with this separator (\\t: a tab)")
                               ->type_name("SEP")
-                              ->excludes(json_opt);
+                              ->excludes(json_opt)
+                              ->excludes(json_lines_opt);
+    auto* output_opt =
+        stat->add_option("-o,--output", st.output, "print the counts to FILE, not to stderr")
+            ->type_name("FILE");
+    auto* append_opt = stat->add_flag("--append", st.append, "append to the -o FILE");
     std::string repeat;
     auto* repeat_opt =
         stat->add_option("-r,--repeat", repeat,
@@ -329,6 +386,10 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
 
     RecordArgs rec_args;
     auto* record = add_record(app, rec_args, cmd.record);
+
+    const CommandSplit split = split_command(argc, argv, app);
+    const int own_args = split.own_end;
+    std::vector<std::string> command(argv + split.command_begin, argv + argc);
 
     const auto prefix = [&]() -> std::string {
         if (record->parsed())
@@ -345,9 +406,17 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             return "archpmu regs: ";
         return "archpmu: ";
     };
+    // As perf: the reason, the usage line, exit status 129.
     const auto usage = [&](const std::string& what) {
-        cmd.status = 2;
-        cmd.error = prefix() + what;
+        cmd.status = kUsageStatus;
+        std::string sub = "<command>";
+        for (const auto* s : {info, monitor, who, regs, stat, record})
+            if (s->parsed())
+                sub = s->get_name();
+        const bool runs = sub == "stat" || sub == "record";
+        cmd.error = prefix() + what + "\n\n Usage: archpmu " + sub + " [<options>]" +
+                    (runs ? " [--] [<command> [<args>]]" : "") + "\n Run 'archpmu " +
+                    (sub == "<command>" ? "" : sub + " ") + "--help' for more.";
         return cmd;
     };
     try {
@@ -357,13 +426,13 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                                       std::string(kDefaultDevicePath) + ")");
         if (info->parsed()) {
             if (!command.empty())
-                return usage("takes no COMMAND (after --)");
+                return usage("takes no COMMAND");
             cmd.action = Command::Action::info;
             return cmd;
         }
         if (monitor->parsed() || who->parsed() || regs->parsed()) {
             if (!command.empty())
-                return usage("takes no COMMAND (after --)");
+                return usage("takes no COMMAND");
             if (regs_cpu_opt->count())
                 cmd.cpus = parse_cpus(regs_cpus);
             cmd.action = monitor->parsed() ? Command::Action::monitor
@@ -396,14 +465,24 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                 "-p and -t count tasks, on whatever CPU they run)");
         if (interval_opt->count())
             st.interval_ms = parse_interval_ms(interval);
-        if (separator_opt->count())
+        if (separator_opt->count()) {
             st.separator = parse_separator(separator);
+            st.style = StatFormat::Style::csv;
+        }
+        if (json_lines)
+            st.style = StatFormat::Style::json_lines;
+        if (json_doc)
+            st.style = StatFormat::Style::json;
+        if (append_opt->count() && !output_opt->count())
+            return usage("--append appends to the -o/--output FILE: give one");
+        if (output_opt->count() && st.output.empty())
+            refuse("-o/--output", "the file name is empty");
         if (duration_opt->count())
             st.duration = parse_duration(duration);
         if (command.empty() && !st.duration && !st.interval_ms && st.pids.empty() &&
             st.tids.empty())
             return usage(
-                "give a COMMAND (after --), -p PIDS, -t TIDS, --duration SECONDS or -I MS (then "
+                "give a COMMAND, -p PIDS, -t TIDS, --duration SECONDS or -I MS (then "
                 "Ctrl-C stops)");
         if (!command.empty() && st.duration)
             return usage("--duration and a COMMAND exclude each other");
@@ -411,7 +490,7 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             st.repeat = static_cast<unsigned>(parse_count("-r/--repeat", repeat, kMaxRepeat));
             if (command.empty() || !st.pids.empty() || !st.tids.empty())
                 return usage(
-                    "-r/--repeat runs a COMMAND again and again: give one (after --), "
+                    "-r/--repeat runs a COMMAND again and again: give one, "
                     "without -p or -t");
             if (st.interval_ms)
                 return usage("-r/--repeat and -I/--interval-print exclude each other");
@@ -420,14 +499,13 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
         st.command = std::move(command);
         cmd.action = Command::Action::stat;
     } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) {  // --help
+        if (e.get_exit_code() == 0) {  // --help, --version
             cmd.status = app.exit(e, out, out);
             return cmd;
         }
         return usage(one_line(e.what()));
     } catch (const Error& e) {
-        cmd.status = 1;
-        cmd.error = prefix() + reason(e);
+        return usage(reason(e));
     }
     return cmd;
 }

@@ -15,7 +15,14 @@
 #include "record.hpp"
 #include "stat.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace archpmu::tool {
+
+// perf's exit status for a bad command line.
+inline constexpr int kUsageStatus = 129;
 
 // stat --duration SECONDS: more than 0, at most 365 days (steady_clock cannot overflow).
 inline constexpr std::uint32_t kMaxDurationS = 365U * 24 * 3600;
@@ -43,10 +50,9 @@ std::uint32_t parse_mmap_pages(std::string_view text);
 struct Command {
     enum class Action { exit, info, stat, record, monitor, who, regs };
     Action action = Action::exit;
-    // Action::exit: the exit status (0 after --help), and for a bad command line one
-    // line for stderr that names the argument and what it takes. Status 1: an
-    // option's value is refused; 2: a usage error (unknown, missing or conflicting
-    // options or subcommands, no COMMAND for stat).
+    // Action::exit: the exit status (0 after --help or --version), and for a bad
+    // command line (kUsageStatus, as perf) a message for stderr: a line that names
+    // the argument and what it takes, then the usage.
     int status = 0;
     std::string error;
     std::string device;               // info
@@ -56,7 +62,17 @@ struct Command {
     RecordOptions record;             // record
 };
 
-// argv as main has it; everything after "--" is stat's or record's COMMAND. --help prints to out.
+// Where stat's or record's COMMAND starts in argv: after "--", or as in perf at the
+// first word after the subcommand that is neither an option nor an option's value
+// (so `stat -e cycles instructions` runs `instructions`). own_end: the end of
+// archpmu's own arguments; command_begin: the COMMAND's first word (argc: none).
+struct CommandSplit {
+    int own_end;
+    int command_begin;
+};
+CommandSplit split_command(int argc, const char* const* argv, const CLI::App& app);
+
+// argv as main has it. --help and --version print to out.
 Command parse_command_line(int argc, const char* const* argv, std::ostream& out);
 
 }  // namespace archpmu::tool

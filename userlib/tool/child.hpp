@@ -1,25 +1,54 @@
 // SPDX-License-Identifier: MIT
-// What stat and record share: the command they run, and Ctrl-C.
+// What stat and record share: the command they run, waiting for it, and Ctrl-C.
 #pragma once
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
+#include "archpmu/unique_fd.hpp"
+
 namespace archpmu::tool {
 
-// fork and exec `command`; a child that cannot exec it says so on stderr as
-// "archpmu TOOL: cannot run 'CMD': ..." and exits 127, as a shell does.
-pid_t spawn(const std::vector<std::string>& command, const char* tool);
+// A shell's status for a command that could not be run (not found, not executable).
+inline constexpr int kCannotRunStatus = 127;
+
+// "archpmu TOOL: cannot run 'CMD': REASON" on stderr.
+void say_cannot_run(const char* tool, const std::string& command, int err);
 
 // The tool's exit status: the command's (128 + signal if it was killed), or 0
 // without a command (child <= 0). `status` is what waitpid() gave.
 int exit_status(pid_t child, int status);
 
 // From now on SIGINT only sets the flag interrupted() returns (the child, which
-// gets it too, keeps the default action).
+// gets it too, keeps the default action). The handler does not restart system
+// calls: a Ctrl-C ends a TaskWatch's sleep at once.
 void catch_interrupt();
 bool interrupted();
+// After a Ctrl-C, end as perf does: by SIGINT itself, so that a shell sees 130.
+// Returns `status` when there was no Ctrl-C.
+int exit_by_interrupt(int status);
+
+// Sleeps until what the tool waits for happens: its command exits, or every -p
+// process and -t thread is gone; or a deadline, or Ctrl-C. Processes are watched
+// through pidfds, without polling; threads have no pidfd before Linux 6.9, and are
+// looked at every 50 ms.
+class TaskWatch {
+public:
+    using Clock = std::chrono::steady_clock;
+    // child > 0: the command (reaped by the caller); pids, tids: -p and -t.
+    TaskWatch(pid_t child, const std::vector<pid_t>& pids, const std::vector<pid_t>& tids);
+    // One sleep: until what it watches is done, `until`, a signal, or (with threads
+    // to look at) 50 ms. True once what it watches is done.
+    bool wait_until(Clock::time_point until);
+    [[nodiscard]] bool done() const noexcept;
+
+private:
+    std::vector<UniqueFd> pidfds_;  // the command's, or the -p processes' still running
+    std::vector<pid_t> polled_;     // threads (and processes without a pidfd) still running
+    bool watching_ = false;         // anything to wait for at all
+};
 
 }  // namespace archpmu::tool

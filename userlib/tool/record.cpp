@@ -13,7 +13,9 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
 
+#include "archpmu/command.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/perf_data.hpp"
 #include "archpmu/sampling.hpp"
@@ -148,10 +150,17 @@ int run_record(const RecordOptions& opts)
         for (const int fd : sideband->fds())
             pfds.push_back({fd, POLLIN, 0});
 
+    std::optional<PendingCommand> pending;
+    if (!opts.command.empty())
+        pending.emplace(opts.command);
     Pump pump(session, sideband.get(), writer);
     const auto start = Clock::now();
     session.start();
-    pid_t child = opts.command.empty() ? -1 : spawn(opts.command, "record");
+    pid_t child = -1;
+    if (pending && !interrupted()) {
+        pending->release();
+        child = pending->pid();
+    }
     int status = 0;
     const auto deadline = opts.duration
                               ? start + std::chrono::duration_cast<Clock::duration>(*opts.duration)
@@ -178,7 +187,11 @@ int run_record(const RecordOptions& opts)
     writer.finish();
     print_summary(session, writer, opts.output);
 
-    return exit_status(child, status);
+    if (const int err = pending ? pending->exec_error() : 0) {
+        say_cannot_run("record", opts.command.front(), err);
+        return kCannotRunStatus;
+    }
+    return exit_by_interrupt(exit_status(child, status));
 }
 
 }  // namespace archpmu::tool

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "stat.hpp"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,9 +10,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <iostream>
 #include <optional>
-#include <thread>
 
 #include "archpmu.h"
 #include "archpmu/command.hpp"
@@ -19,7 +20,9 @@
 #include "archpmu/error.hpp"
 #include "archpmu/pmu.hpp"
 #include "archpmu/session.hpp"
+#include "archpmu/stat_format.hpp"
 #include "archpmu/stat_report.hpp"
+#include "archpmu/unique_fd.hpp"
 #include "child.hpp"
 
 namespace archpmu::tool {
@@ -27,16 +30,46 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void print(const StatTotals& totals, const StatOptions& opts, const StatFormat& fmt)
-{
-    if (opts.json)
-        std::cout << stat_json(totals, opts.interval_ms ? -1 : 2);
-    else if (!opts.separator.empty())
-        std::cout << stat_csv(totals, fmt);
-    else
-        std::cout << stat_human(totals, fmt);
-    std::cout.flush();
-}
+// Where the report goes: stderr, as perf, or -o FILE after perf's "# started on"
+// line. The file is close-on-exec: the command does not inherit it.
+class ReportSink {
+public:
+    explicit ReportSink(const StatOptions& opts)
+    {
+        if (opts.output.empty())
+            return;
+        const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (opts.append ? O_APPEND : O_TRUNC);
+        file_ = UniqueFd(::open(opts.output.c_str(), flags, 0666));
+        if (!file_.valid())
+            throw Error(errno, "-o/--output: cannot open '" + opts.output + "'");
+        fd_ = file_.get();
+        path_ = opts.output;
+        if (opts.style != StatFormat::Style::json) {
+            const std::time_t now = std::time(nullptr);
+            char when[64] = "";
+            (void)std::strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", std::localtime(&now));
+            write(std::string("# started on ") + when + "\n\n");
+        }
+    }
+
+    void write(const std::string& text)
+    {
+        std::size_t done = 0;
+        while (done < text.size()) {
+            const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                throw Error(n < 0 ? errno : EIO, "writing the counts to " + path_);
+            done += static_cast<std::size_t>(n);
+        }
+    }
+
+private:
+    UniqueFd file_;
+    int fd_ = STDERR_FILENO;
+    std::string path_ = "stderr";
+};
 
 std::uint64_t ns_since(Clock::time_point t)
 {
@@ -75,14 +108,6 @@ std::string join(const std::vector<pid_t>& ids)
     return out;
 }
 
-// Whether every process and thread of -p and -t has exited.
-bool all_gone(const StatOptions& opts)
-{
-    const auto gone = [](pid_t id) { return ::kill(id, 0) != 0 && errno == ESRCH; };
-    return std::all_of(opts.pids.begin(), opts.pids.end(), gone) &&
-           std::all_of(opts.tids.begin(), opts.tids.end(), gone);
-}
-
 // perf's header: "'COMMAND'", "process id 'PIDS'", "thread id 'TIDS'" or CPUs.
 std::string target_label(const StatOptions& opts)
 {
@@ -113,13 +138,15 @@ void warn_not_counted(const StatTotals& t)
 }
 
 struct RunOutcome {
-    int status = 0;     // the tool's exit status: the command's, or 0
-    StatTotals totals;  // the counts of the whole run
+    int status = 0;           // the tool's exit status: the command's, or 0
+    bool cannot_run = false;  // the command could not be run: no counts to show
+    StatTotals totals;        // the counts of the whole run
 };
 
 StatFormat format_of(const StatOptions& opts)
 {
     StatFormat fmt;
+    fmt.style = opts.style;
     fmt.per_cpu = opts.per_cpu;
     fmt.separator = opts.separator;
     fmt.target = target_label(opts);
@@ -135,11 +162,24 @@ bool command_starts_on_exec(const StatOptions& opts)
            (Device(opts.device).info().capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
 }
 
+// Waits for the command (if any) after it exited or the count ended: its status.
+int reap(pid_t child)
+{
+    int status = 0;
+    if (child <= 0)
+        return 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    return status;
+}
+
 // One run: open the sessions, run the COMMAND (or wait), read; print the totals unless -r.
-RunOutcome run_once(const StatOptions& opts, bool on_exec)
+RunOutcome run_once(const StatOptions& opts, bool on_exec, ReportSink& sink)
 {
     std::vector<Session> sessions;
     std::optional<PendingCommand> pending;
+    if (!opts.command.empty())
+        pending.emplace(opts.command);
     // As perf: events that do not fit at once take turns, and are scaled.
     constexpr bool multiplex = true;
     constexpr auto later = Session::Start::later;
@@ -148,13 +188,11 @@ RunOutcome run_once(const StatOptions& opts, bool on_exec)
     } else {
         // The command is counted from its exec on, with everything it starts;
         // with -p or -t it only says how long to count them, as in perf.
-        if (!opts.command.empty() && opts.pids.empty() && opts.tids.empty()) {
-            pending.emplace(opts.command, "archpmu stat");
+        if (pending && opts.pids.empty() && opts.tids.empty())
             sessions.push_back(Session::for_task(
                 opts.device, opts.events,
                 TaskScope{TaskScope::Kind::process, pending->pid(), true, on_exec}, later,
                 multiplex));
-        }
         for (const pid_t pid : opts.pids)
             sessions.push_back(Session::for_task(opts.device, opts.events,
                                                  TaskScope{TaskScope::Kind::process, pid, true},
@@ -172,57 +210,71 @@ RunOutcome run_once(const StatOptions& opts, bool on_exec)
     for (auto& session : sessions)
         session.start();
     pid_t child = -1;
-    if (pending) {
+    // A Ctrl-C before the release reached the held child too: it exits unreleased,
+    // and is reaped when `pending` goes.
+    if (pending && !interrupted()) {
+        pending->release();
         child = pending->pid();
-        // A Ctrl-C before the release reached the held child too: it exits unreleased.
-        if (!interrupted())
-            pending->release();
-    } else if (!opts.command.empty()) {
-        child = spawn(opts.command, "stat");
     }
-    const bool follow_tasks = child <= 0 && (!opts.pids.empty() || !opts.tids.empty());
-    int status = 0;
+    TaskWatch watch(child, opts.pids, opts.tids);
     Snapshot last = read_all(sessions);
-    auto next_interval = start + std::chrono::milliseconds(opts.interval_ms);
+    auto last_print = start;
+    const auto interval = std::chrono::milliseconds(opts.interval_ms);
+    auto next_interval = start + interval;
+    unsigned intervals = 0;
     // parse_duration keeps it to a year: no overflow.
     const auto deadline = opts.duration
                               ? start + std::chrono::duration_cast<Clock::duration>(*opts.duration)
                               : Clock::time_point::max();
+    // One interval's counts, from the last print to now; perf's header every 25.
+    const auto print_interval = [&](const Snapshot& now) {
+        const auto at = Clock::now();
+        StatFormat f = fmt;
+        f.interval_ns = static_cast<std::int64_t>(ns_since(start));
+        f.interval_header = intervals++ % 25 == 0;
+        const auto length = static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(at - last_print).count());
+        sink.write(stat_report(stat_totals(sessions.front(), &last, now, length), f));
+        last = now;
+        last_print = at;
+    };
 
     for (;;) {
-        if (child > 0) {
-            const pid_t done = ::waitpid(child, &status, WNOHANG);
-            if (done == child)
-                break;
-        } else if (interrupted() || Clock::now() >= deadline || (follow_tasks && all_gone(opts))) {
+        // Ctrl-C ends a count without a command; a command gets it too, and ends.
+        if (child <= 0 && interrupted())
             break;
-        }
+        const auto until = opts.interval_ms ? std::min(next_interval, deadline) : deadline;
+        if (watch.wait_until(until) || Clock::now() >= deadline)
+            break;
         if (opts.interval_ms && Clock::now() >= next_interval) {
-            const Snapshot now = read_all(sessions);
-            StatFormat f = fmt;
-            f.interval_s = static_cast<double>(ns_since(start)) / 1e9;
-            print(stat_totals(sessions.front(), &last, now, opts.interval_ms * 1000000ULL), opts,
-                  f);
-            last = now;
-            next_interval += std::chrono::milliseconds(opts.interval_ms);
+            print_interval(read_all(sessions));
+            next_interval += interval;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
+    const int status = reap(child);
     for (auto& session : sessions)
         session.stop();
     const std::uint64_t elapsed = ns_since(start);
     const Snapshot final_counts = read_all(sessions);
     RunOutcome outcome;
+    outcome.status = exit_status(child, status);
+    if (const int err = pending ? pending->exec_error() : 0) {
+        say_cannot_run("stat", opts.command.front(), err);
+        outcome.status = kCannotRunStatus;
+        outcome.cannot_run = true;
+        return outcome;
+    }
+    // The last, partial interval, as perf prints it.
+    if (opts.interval_ms && Clock::now() > last_print)
+        print_interval(final_counts);
     outcome.totals = stat_totals(sessions.front(), nullptr, final_counts, elapsed);
     if (!opts.interval_ms && opts.repeat <= 1)
-        print(outcome.totals, opts, fmt);
+        sink.write(stat_report(outcome.totals, fmt));
     warn_not_counted(outcome.totals);
     if (std::any_of(final_counts.values.begin(), final_counts.values.end(),
                     [](const CountValue& v) { return v.incomplete; }))
         std::cerr << "archpmu stat: children were created faster than the module could follow "
                      "them; some are not counted\n";
-
-    outcome.status = exit_status(child, status);
     return outcome;
 }
 
@@ -232,18 +284,22 @@ RunOutcome run_once(const StatOptions& opts, bool on_exec)
 // the exit status is the last run's.
 int run_stat(const StatOptions& opts)
 {
+    ReportSink sink(opts);
     const bool on_exec = command_starts_on_exec(opts);
     if (opts.repeat <= 1)
-        return run_once(opts, on_exec).status;
+        return exit_by_interrupt(run_once(opts, on_exec, sink).status);
     std::vector<StatTotals> runs;
     int status = 0;
     for (unsigned i = 0; i < opts.repeat && !interrupted(); ++i) {
-        RunOutcome one = run_once(opts, on_exec);
+        RunOutcome one = run_once(opts, on_exec, sink);
+        if (one.cannot_run)
+            return one.status;
         status = one.status;
         runs.push_back(std::move(one.totals));
     }
-    print(stat_mean(runs), opts, format_of(opts));
-    return status;
+    if (!runs.empty())
+        sink.write(stat_report(stat_mean(runs), format_of(opts)));
+    return exit_by_interrupt(status);
 }
 
 }  // namespace archpmu::tool

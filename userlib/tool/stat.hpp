@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "archpmu/events.hpp"
+#include "archpmu/stat_format.hpp"
 
 namespace archpmu::tool {
 
@@ -26,14 +27,18 @@ struct StatOptions {
     std::vector<pid_t> tids;          // -t
     bool per_cpu = false;
     unsigned interval_ms = 0;  // 0: no -I
-    std::string separator;     // empty: no CSV
-    bool json = false;
+    StatFormat::Style style = StatFormat::Style::human;
+    std::string separator;  // -x
+    // -o FILE (empty: stderr, as perf), --append to it.
+    std::string output;
+    bool append = false;
     std::optional<std::chrono::nanoseconds> duration;  // without a COMMAND
     unsigned repeat = 1;                               // -r: runs of the COMMAND
     std::vector<std::string> command;
 };
 
-// Returns the exit status for the tool: the command's, or 0.
+// Returns the exit status for the tool: the command's, 127 when it could not be
+// run, or 0. After a Ctrl-C it ends by SIGINT instead, as perf does.
 int run_stat(const StatOptions& opts);
 
 }  // namespace archpmu::tool

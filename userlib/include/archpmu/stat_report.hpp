@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// archpmu: the `archpmu stat` report: human (like perf stat), CSV and JSON.
+// archpmu: the counts `archpmu stat` reports: totals, scaling, the mean of runs
+// (stat_format.hpp prints them).
 #pragma once
 
 #include <cstdint>
@@ -54,22 +55,6 @@ StatTotals stat_totals(const Session& session, const Snapshot* from, const Snaps
 StatTotals stat_totals_of(const std::vector<EventSpec>& events,
                           const std::vector<std::uint32_t>& counters, const Snapshot* from,
                           const Snapshot& to, std::uint64_t elapsed_ns);
-
-struct StatFormat {
-    bool per_cpu = false;    // -A
-    std::string separator;   // -x: CSV when not empty
-    std::string target;      // for the human header: "'COMMAND'", "process id 'N'", ...
-    bool task = false;       // counting tasks, not CPUs: the header names no CPUs
-    double interval_s = -1;  // -I: the interval's end time, prefixed to each line
-};
-
-std::string stat_human(const StatTotals& t, const StatFormat& f);
-std::string stat_csv(const StatTotals& t, const StatFormat& f);
-// {"elapsed_ns": N, "cpus": [...], "events": [{"name", "config", "counter" ("mux" for an
-// event that takes turns), "value",
-// "per_cpu": {"0": N}, "time_enabled_ns", "time_running_ns", "running_pct"}]}; on one line with
-// indent < 0. After -r also "runs", "elapsed_stddev_ns" and per event "stddev_pct".
-std::string stat_json(const StatTotals& t, int indent = 2);
 
 // 1234567 -> "1,234,567"
 std::string thousands(std::uint64_t v);

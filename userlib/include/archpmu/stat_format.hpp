@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// archpmu: the `archpmu stat` report in perf stat's formats: the human table, perf's
+// CSV (-x) and JSON lines (-j), and archpmu's own JSON document (--json).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "archpmu/stat_report.hpp"
+
+namespace archpmu {
+
+struct StatFormat {
+    enum class Style {
+        human,       // perf stat's table
+        csv,         // -x SEP: perf 6.1's fields, then the counter
+        json_lines,  // -j: perf 6.1's JSON object per line, then "counter"
+        json,        // --json: the documented document
+    };
+    Style style = Style::human;
+    bool per_cpu = false;   // -A
+    std::string separator;  // -x
+    std::string target;     // for the human header: "'COMMAND'", "process id 'N'", ...
+    bool task = false;      // counting tasks, not CPUs: the header names no CPUs
+    // -I: the end of the interval, in ns since the count started; each line starts
+    // with it (the document has "interval"). -1: not an interval.
+    std::int64_t interval_ns = -1;
+    bool interval_header = false;  // -I, human: perf's column header first
+};
+
+// The report in f.style.
+std::string stat_report(const StatTotals& t, const StatFormat& f);
+
+// Human: a header (not for intervals), a line per event (per CPU with -A) with perf's
+// metrics and "(NN.NN%)" of the time on the PMU, and the elapsed time.
+std::string stat_human(const StatTotals& t, const StatFormat& f);
+// perf 6.1's -x lines: [interval SEP][CPUn SEP]value SEP unit SEP event SEP [noise SEP]
+// run-time SEP pct-running SEP metric-value SEP metric-unit, then SEP counter. value is
+// "<not counted>" or "<not supported>" as in perf; pct-running is a whole number, as
+// perf computes it.
+std::string stat_csv(const StatTotals& t, const StatFormat& f);
+// perf 6.1's -j lines: {["interval" : S, ]["cpu" : "N", ]"counter-value" : "V", "unit",
+// "event", ["variance", ]"event-runtime", "pcnt-running", "metric-value", "metric-unit",
+// "counter"}, in that order.
+std::string stat_json_lines(const StatTotals& t, const StatFormat& f);
+// {["interval": S, ]"elapsed_ns": N, "cpus": [...], "events": [{"name", "config",
+// "counter" ("mux" for an event that takes turns), "value", "per_cpu": {"0": N},
+// "time_enabled_ns", "time_running_ns", "running_pct"}]}; after -r also "runs",
+// "elapsed_stddev_ns" and per event "stddev_pct". On one line for an interval.
+std::string stat_json(const StatTotals& t, const StatFormat& f = {});
+
+}  // namespace archpmu

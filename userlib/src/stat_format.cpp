@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: MIT
+#include "archpmu/stat_format.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "archpmu/pmu.hpp"
+
+namespace archpmu {
+namespace {
+
+// A count's scope: one CPU (an index into StatTotals::cpus) or their sum.
+constexpr std::size_t kAllCpus = static_cast<std::size_t>(-1);
+
+std::uint64_t sum_of(const std::vector<std::uint64_t>& xs)
+{
+    std::uint64_t sum = 0;
+    for (const std::uint64_t x : xs)
+        sum += x;
+    return sum;
+}
+
+std::uint64_t value_of(const StatTotals& t, std::size_t e, std::size_t c)
+{
+    return c == kAllCpus ? t.total(e) : t.per_cpu.at(e).at(c);
+}
+
+std::uint64_t times_of(const std::vector<std::vector<std::uint64_t>>& ns, std::size_t e,
+                       std::size_t c)
+{
+    if (e >= ns.size())
+        return 0;
+    return c == kAllCpus ? sum_of(ns[e]) : ns[e].at(c);
+}
+
+double pct_of(const StatTotals& t, std::size_t e, std::size_t c)
+{
+    return c == kAllCpus ? t.running_pct(e) : t.running_pct(e, c);
+}
+
+// perf's <not supported>: the core type lacks the event (on every CPU, for a sum).
+bool absent(const StatTotals& t, std::size_t e, std::size_t c)
+{
+    if (e >= t.absent.size() || t.absent[e].empty())
+        return false;
+    if (c != kAllCpus)
+        return t.absent[e].at(c);
+    return std::all_of(t.absent[e].begin(), t.absent[e].end(), [](bool a) { return a; });
+}
+
+// The count as perf shows it: the number, <not supported> or <not counted> (it
+// never was on the PMU).
+std::string shown_count(const StatTotals& t, std::size_t e, std::size_t c, bool grouped)
+{
+    if (absent(t, e, c))
+        return "<not supported>";
+    if (pct_of(t, e, c) == 0.0)
+        return "<not counted>";
+    const std::uint64_t v = value_of(t, e, c);
+    return grouped ? thousands(v) : std::to_string(v);
+}
+
+bool counted(const StatTotals& t, std::size_t e, std::size_t c)
+{
+    return !absent(t, e, c) && pct_of(t, e, c) != 0.0;
+}
+
+int find_event(const StatTotals& t, std::uint32_t code)
+{
+    for (std::size_t e = 0; e < t.events.size(); ++e)
+        if ((t.events[e].config & 0xffff) == code)
+            return static_cast<int>(e);
+    return -1;
+}
+
+// perf's shadow metric of an event: IPC beside instructions, miss ratios beside
+// misses. unit empty: the event has none; value empty: its base was not counted.
+struct Metric {
+    std::string unit;
+    std::string value;  // as perf's CSV prints it: "1.23"
+    double ratio = 0;
+    std::string human;  // "#  1.23 insn per cycle"
+};
+
+Metric metric_of(const StatTotals& t, std::size_t e, std::size_t c)
+{
+    struct Shadow {
+        std::uint32_t code;
+        std::uint32_t base;
+        const char* unit;
+        bool percent;
+    };
+    static constexpr Shadow kShadows[] = {
+        {0x00c0, 0x003c, "insn per cycle", false},
+        {0x00c5, 0x00c4, "of all branches", true},
+        {0x412e, 0x4f2e, "of all cache refs", true},
+    };
+    Metric m;
+    for (const auto& s : kShadows) {
+        if ((t.events[e].config & 0xffff) != s.code)
+            continue;
+        m.unit = s.unit;
+        const int base = find_event(t, s.base);
+        if (base < 0)
+            return m;
+        const auto of = static_cast<double>(value_of(t, static_cast<std::size_t>(base), c));
+        if (!(of > 0))
+            return m;
+        m.ratio = static_cast<double>(value_of(t, e, c)) / of * (s.percent ? 100.0 : 1.0);
+        m.value = fmt::format("{:.2f}", m.ratio);
+        m.human = s.percent ? fmt::format("#  {:5.2f}% {}", m.ratio, s.unit)
+                            : fmt::format("#  {:5.2f} {}", m.ratio, s.unit);
+        return m;
+    }
+    return m;
+}
+
+// The counter column: "mux" for an event that takes turns on the counters.
+std::string counter_label(const StatTotals& t, std::size_t e)
+{
+    if (e < t.multiplexed.size() && t.multiplexed[e])
+        return "mux";
+    return counter_name(t.counters.at(e));
+}
+
+// perf's interval stamp: "%6lu.%09lu".
+std::string interval_stamp(std::int64_t ns)
+{
+    return fmt::format("{:6}.{:09}", ns / 1000000000, ns % 1000000000);
+}
+
+// perf's pct-running in -x and -j: 100 * run / ena in whole numbers (u64 division).
+std::string machine_pct(std::uint64_t run, std::uint64_t ena)
+{
+    const std::uint64_t pct = (run == ena || ena == 0) ? 100 : 100 * run / ena;
+    return fmt::format("{}.00", pct);
+}
+
+std::vector<std::size_t> scopes(const StatTotals& t, const StatFormat& f)
+{
+    if (!f.per_cpu)
+        return {kAllCpus};
+    std::vector<std::size_t> out(t.cpus.size());
+    for (std::size_t c = 0; c < out.size(); ++c)
+        out[c] = c;
+    return out;
+}
+
+}  // namespace
+
+std::string thousands(std::uint64_t v)
+{
+    return fmt::format("{}", fmt::group_digits(v));
+}
+
+std::string stat_human(const StatTotals& t, const StatFormat& f)
+{
+    fmt::memory_buffer out;
+    auto it = std::back_inserter(out);
+    const bool interval = f.interval_ns >= 0;
+    const std::string prefix = interval ? interval_stamp(f.interval_ns) + " " : std::string();
+    if (interval && f.interval_header) {
+        fmt::format_to(it, f.per_cpu
+                               ? "#           time CPU                    counts unit events\n"
+                               : "#           time             counts unit events\n");
+    } else if (!interval) {
+        fmt::format_to(it, "\n Performance counter stats for ");
+        if (f.task)
+            fmt::format_to(it, "{}", f.target);
+        else if (f.target.empty())
+            fmt::format_to(it, "CPUs {}", format_cpu_list(t.cpus));
+        else
+            fmt::format_to(it, "{} (CPUs {})", f.target, format_cpu_list(t.cpus));
+        if (t.runs > 1)
+            fmt::format_to(it, " ({} runs)", t.runs);
+        fmt::format_to(it, ":\n\n");
+    }
+    // perf's multiplexing note: "(NN.NN%)" of the time enabled; none beside <...>.
+    const auto running = [&](std::size_t e, std::size_t c) {
+        const double pct = pct_of(t, e, c);
+        return counted(t, e, c) && pct < 100.0 ? fmt::format("  ({:.2f}%)", pct) : std::string();
+    };
+    const auto noise = [&](std::size_t e) {
+        return t.runs > 1 ? fmt::format("  ( +-{:6.2f}% )", t.noise_pct.at(e)) : std::string();
+    };
+    for (std::size_t e = 0; e < t.events.size(); ++e) {
+        const std::string counter = counter_label(t, e);
+        for (const std::size_t c : scopes(t, f)) {
+            fmt::format_to(it, "{}", prefix);
+            if (c != kAllCpus)
+                fmt::format_to(
+                    it, "{:<14}",
+                    "CPU" + std::to_string(t.cpus[c]) + (t.offline[c] ? "(offline)" : ""));
+            fmt::format_to(it, "{:>20}      {:<24}", shown_count(t, e, c, true), t.events[e].name);
+            const Metric m = metric_of(t, e, c);
+            if (c != kAllCpus || m.human.empty())
+                fmt::format_to(it, "{}{}{}{}\n",
+                               t.runs > 1 ? fmt::format("{:<8}", counter) : counter,
+                               t.runs > 1 && c == kAllCpus ? std::string(32, ' ') : std::string(),
+                               c == kAllCpus ? noise(e) : std::string(), running(e, c));
+            else
+                fmt::format_to(it, "{:<8}  {}{}{}\n", counter,
+                               t.runs > 1 ? fmt::format("{:<30}", m.human) : m.human, noise(e),
+                               running(e, c));
+        }
+    }
+    if (!interval) {
+        fmt::format_to(it, "\n{:>20.9f}", static_cast<double>(t.elapsed_ns) / 1e9);
+        if (t.runs > 1) {
+            const double pct =
+                t.elapsed_ns ? 100.0 * t.elapsed_noise_ns / static_cast<double>(t.elapsed_ns) : 0;
+            fmt::format_to(it, " +- {:.9f} seconds time elapsed  ( +-{:6.2f}% )\n\n",
+                           t.elapsed_noise_ns / 1e9, pct);
+        } else {
+            fmt::format_to(it, " seconds time elapsed\n\n");
+        }
+    }
+    return fmt::to_string(out);
+}
+
+std::string stat_csv(const StatTotals& t, const StatFormat& f)
+{
+    fmt::memory_buffer out;
+    auto it = std::back_inserter(out);
+    const std::string& s = f.separator;
+    for (std::size_t e = 0; e < t.events.size(); ++e) {
+        for (const std::size_t c : scopes(t, f)) {
+            if (f.interval_ns >= 0)
+                fmt::format_to(it, "{}{}", interval_stamp(f.interval_ns), s);
+            if (c != kAllCpus)
+                fmt::format_to(it, "CPU{}{}", t.cpus[c], s);
+            fmt::format_to(it, "{}{}{}{}", shown_count(t, e, c, false), s, s, t.events[e].name);
+            if (t.runs > 1 && c == kAllCpus)
+                fmt::format_to(it, "{}{:.2f}%", s, t.noise_pct.at(e));
+            const std::uint64_t run = times_of(t.running_ns, e, c);
+            const std::uint64_t ena = times_of(t.enabled_ns, e, c);
+            fmt::format_to(it, "{}{}{}{}", s, run, s, machine_pct(run, ena));
+            const Metric m = counted(t, e, c) ? metric_of(t, e, c) : Metric{};
+            fmt::format_to(it, "{}{}{}{}", s, m.value, s, m.value.empty() ? "" : m.unit);
+            fmt::format_to(it, "{}{}\n", s, counter_label(t, e));
+        }
+    }
+    return fmt::to_string(out);
+}
+
+std::string stat_json_lines(const StatTotals& t, const StatFormat& f)
+{
+    fmt::memory_buffer out;
+    auto it = std::back_inserter(out);
+    for (std::size_t e = 0; e < t.events.size(); ++e) {
+        for (const std::size_t c : scopes(t, f)) {
+            if (f.interval_ns >= 0)
+                fmt::format_to(it, "{{\"interval\" : {}.{:09}, ", f.interval_ns / 1000000000,
+                               f.interval_ns % 1000000000);
+            else
+                fmt::format_to(it, "{{");
+            if (c != kAllCpus)
+                fmt::format_to(it, R"("cpu" : "{}", )", t.cpus[c]);
+            const bool is_counted = counted(t, e, c);
+            const std::string value =
+                is_counted ? fmt::format("{:f}", static_cast<double>(value_of(t, e, c)))
+                           : shown_count(t, e, c, false);
+            fmt::format_to(it, R"("counter-value" : "{}", "unit" : "", "event" : {}, )", value,
+                           nlohmann::json(t.events[e].name).dump());
+            if (t.runs > 1 && c == kAllCpus)
+                fmt::format_to(it, "\"variance\" : {:.2f}, ", t.noise_pct.at(e));
+            const std::uint64_t run = times_of(t.running_ns, e, c);
+            const std::uint64_t ena = times_of(t.enabled_ns, e, c);
+            fmt::format_to(it, R"("event-runtime" : {}, "pcnt-running" : {}, )", run,
+                           machine_pct(run, ena));
+            // perf prints a missing metric's unit as printf prints a null string.
+            const Metric m = is_counted ? metric_of(t, e, c) : Metric{"", "", 0, ""};
+            const std::string unit = !is_counted ? "" : m.unit.empty() ? "(null)" : m.unit;
+            fmt::format_to(it, R"("metric-value" : {:f}, "metric-unit" : "{}", )", m.ratio, unit);
+            fmt::format_to(it, "\"counter\" : \"{}\"}}\n", counter_label(t, e));
+        }
+    }
+    return fmt::to_string(out);
+}
+
+std::string stat_json(const StatTotals& t, const StatFormat& f)
+{
+    nlohmann::ordered_json doc;
+    if (f.interval_ns >= 0)
+        doc["interval"] = static_cast<double>(f.interval_ns) / 1e9;
+    doc["elapsed_ns"] = t.elapsed_ns;
+    if (t.runs > 1) {
+        doc["runs"] = t.runs;
+        doc["elapsed_stddev_ns"] = std::llround(t.elapsed_noise_ns);
+    }
+    doc["cpus"] = t.cpus;
+    doc["events"] = nlohmann::ordered_json::array();
+    for (std::size_t e = 0; e < t.events.size(); ++e) {
+        nlohmann::ordered_json j;
+        j["name"] = t.events[e].name;
+        j["config"] = fmt::format("{:#x}", t.events[e].config);
+        j["counter"] = counter_label(t, e);
+        j["value"] = t.total(e);
+        nlohmann::ordered_json per_cpu = nlohmann::ordered_json::object();
+        for (std::size_t c = 0; c < t.cpus.size(); ++c)
+            per_cpu[std::to_string(t.cpus[c])] = t.per_cpu[e][c];
+        j["per_cpu"] = std::move(per_cpu);
+        if (e < t.enabled_ns.size()) {
+            j["time_enabled_ns"] = sum_of(t.enabled_ns[e]);
+            j["time_running_ns"] = sum_of(t.running_ns[e]);
+        }
+        j["running_pct"] = t.running_pct(e);
+        if (t.runs > 1)
+            j["stddev_pct"] = t.noise_pct.at(e);
+        doc["events"].push_back(std::move(j));
+    }
+    return doc.dump(f.interval_ns >= 0 ? -1 : 2) + "\n";
+}
+
+std::string stat_report(const StatTotals& t, const StatFormat& f)
+{
+    switch (f.style) {
+        case StatFormat::Style::csv:
+            return stat_csv(t, f);
+        case StatFormat::Style::json_lines:
+            return stat_json_lines(t, f);
+        case StatFormat::Style::json:
+            return stat_json(t, f);
+        case StatFormat::Style::human:
+            break;
+    }
+    return stat_human(t, f);
+}
+
+}  // namespace archpmu
