@@ -284,6 +284,22 @@ TEST_CASE("stat's exit statuses are perf's: 129, 127 without a table, 130 after 
         CHECK_THAT(r.out, Catch::Contains("status=130"));
         CHECK_THAT(r.out, Catch::Contains("Performance counter stats"));
     }
+    // SIGINT to archpmu alone: the command runs on to its end, is counted, and
+    // archpmu then ends by SIGINT.
+    r = run_command(tool() + " stat -e instructions -- sh -c 'sleep 1; echo done' " +
+                    "2>/tmp/archpmu-int.txt & sleep 0.3; kill -INT $!; wait $!; " +
+                    "echo status=$?; cat /tmp/archpmu-int.txt");
+    CHECK_THAT(r.out, Catch::Contains("done\nstatus=130"));
+    CHECK_THAT(r.out, Catch::Contains("Performance counter stats"));
+}
+
+TEST_CASE("stat -p ends when the process it counts exits", "[stat-tool]")
+{
+    LoadedModule module("backend=model");
+    const auto r = run_command("sleep 0.5 & " + tool() +
+                               " stat -x, -e instructions -p $! 2>&1; echo status=$?");
+    CHECK_THAT(r.out, Catch::Contains(",,instructions,"));
+    CHECK_THAT(r.out, Catch::EndsWith("status=0\n"));
 }
 
 TEST_CASE("stat -I: perf's header, the last partial interval, real lengths in --json",

@@ -87,16 +87,20 @@ struct Metric {
 
 Metric metric_of(const StatTotals& t, std::size_t e, std::size_t c)
 {
+    // As perf 6.1's stat-shadow.c: IPC needs cycles that counted; the miss ratios
+    // need their base event in the list (a zero base gives 0).
     struct Shadow {
         std::uint32_t code;
         std::uint32_t base;
         const char* unit;
         bool percent;
+        bool base_nonzero;
+        int decimals;
     };
     static constexpr Shadow kShadows[] = {
-        {0x00c0, 0x003c, "insn per cycle", false},
-        {0x00c5, 0x00c4, "of all branches", true},
-        {0x412e, 0x4f2e, "of all cache refs", true},
+        {0x00c0, 0x003c, "insn per cycle", false, true, 2},
+        {0x00c5, 0x00c4, "of all branches", true, false, 2},
+        {0x412e, 0x4f2e, "of all cache refs", true, false, 3},
     };
     Metric m;
     for (const auto& s : kShadows) {
@@ -107,12 +111,13 @@ Metric metric_of(const StatTotals& t, std::size_t e, std::size_t c)
         if (base < 0)
             return m;
         const auto of = static_cast<double>(value_of(t, static_cast<std::size_t>(base), c));
-        if (!(of > 0))
+        if (s.base_nonzero && !(of > 0))
             return m;
-        m.ratio = static_cast<double>(value_of(t, e, c)) / of * (s.percent ? 100.0 : 1.0);
-        m.value = fmt::format("{:.2f}", m.ratio);
-        m.human = s.percent ? fmt::format("#  {:5.2f}% {}", m.ratio, s.unit)
-                            : fmt::format("#  {:5.2f} {}", m.ratio, s.unit);
+        const auto v = static_cast<double>(value_of(t, e, c));
+        m.ratio = of > 0 ? v / of * (s.percent ? 100.0 : 1.0) : 0.0;
+        m.value = fmt::format("{:.{}f}", m.ratio, s.decimals);
+        m.human = fmt::format(s.percent ? "#  {:5.{}f}% {}" : "#  {:5.{}f} {}", m.ratio, s.decimals,
+                              s.unit);
         return m;
     }
     return m;
@@ -233,7 +238,7 @@ std::string stat_csv(const StatTotals& t, const StatFormat& f)
             if (c != kAllCpus)
                 fmt::format_to(it, "CPU{}{}", t.cpus[c], s);
             fmt::format_to(it, "{}{}{}{}", shown_count(t, e, c, false), s, s, t.events[e].name);
-            if (t.runs > 1 && c == kAllCpus)
+            if (t.runs > 1)  // perf: the event's noise on its per-CPU lines too
                 fmt::format_to(it, "{}{:.2f}%", s, t.noise_pct.at(e));
             const std::uint64_t run = times_of(t.running_ns, e, c);
             const std::uint64_t ena = times_of(t.enabled_ns, e, c);
@@ -265,7 +270,7 @@ std::string stat_json_lines(const StatTotals& t, const StatFormat& f)
                            : shown_count(t, e, c, false);
             fmt::format_to(it, R"("counter-value" : "{}", "unit" : "", "event" : {}, )", value,
                            nlohmann::json(t.events[e].name).dump());
-            if (t.runs > 1 && c == kAllCpus)
+            if (t.runs > 1)
                 fmt::format_to(it, "\"variance\" : {:.2f}, ", t.noise_pct.at(e));
             const std::uint64_t run = times_of(t.running_ns, e, c);
             const std::uint64_t ena = times_of(t.enabled_ns, e, c);

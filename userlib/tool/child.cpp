@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <iostream>
 
 #include "archpmu/error.hpp"
@@ -78,45 +79,112 @@ int exit_by_interrupt(int status)
     return 128 + SIGINT;  // SIGINT blocked or ignored by whoever started us
 }
 
+pid_t release(std::optional<PendingCommand>& pending)
+{
+    if (!pending || interrupted())
+        return -1;
+    try {
+        pending->release();
+    } catch (const Error&) {
+        if (interrupted())
+            return -1;
+        throw;
+    }
+    return pending->pid();
+}
+
+ChildGuard::~ChildGuard()
+{
+    if (pid_ <= 0)
+        return;
+    (void)::kill(pid_, SIGTERM);
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+}
+
+int ChildGuard::reap()
+{
+    int status = 0;
+    if (pid_ <= 0)
+        return 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    return status;
+}
+
 TaskWatch::TaskWatch(pid_t child, const std::vector<pid_t>& pids, const std::vector<pid_t>& tids)
 {
-    std::vector<pid_t> processes = pids;
-    if (child > 0)
-        processes = {child};  // with a command, -p and -t do not end the count (perf)
-    else
-        polled_ = tids;
-    watching_ = !processes.empty() || !polled_.empty();
-    for (const pid_t pid : processes) {
+    if (child > 0) {
+        // With a command, -p and -t do not end the count (perf).
+        watching_ = true;
+        command_ = true;
+        UniqueFd fd(pidfd_open(child));
+        if (fd.valid())
+            pidfds_.push_back(std::move(fd));
+        else
+            child_ = child;  // no pidfd (seccomp, EMFILE): waitid() without reaping
+        return;
+    }
+    polled_ = tids;  // no pidfd for a thread before Linux 6.9
+    watching_ = !pids.empty() || !tids.empty();
+    for (const pid_t pid : pids) {
         UniqueFd fd(pidfd_open(pid));
         if (fd.valid())
             pidfds_.push_back(std::move(fd));
         else if (errno != ESRCH)
-            polled_.push_back(pid);  // a kernel before 5.3
+            polled_.push_back(pid);  // ENOSYS, EPERM, EMFILE: looked at every 50 ms
     }
 }
 
 bool TaskWatch::done() const noexcept
 {
-    return watching_ && pidfds_.empty() && polled_.empty();
+    return watching_ && pidfds_.empty() && polled_.empty() && child_ <= 0;
 }
 
 bool TaskWatch::wait_until(Clock::time_point until)
 {
+    // SIGINT is blocked from the check to the sleep, which unblocks it: a Ctrl-C
+    // in between still ends the sleep at once.
+    sigset_t block;
+    sigset_t old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    ::pthread_sigmask(SIG_BLOCK, &block, &old);
     const auto now = Clock::now();
-    if (done() || now >= until)
-        return done();
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(until - now).count();
-    left = std::min<decltype(left)>(left, polled_.empty() ? 1000 * 3600 : kThreadPollMs);
-    std::vector<pollfd> pfds;
-    pfds.reserve(pidfds_.size());
-    for (const auto& fd : pidfds_)
-        pfds.push_back({fd.get(), POLLIN, 0});
-    if (::poll(pfds.data(), pfds.size(), static_cast<int>(left)) < 0 && errno != EINTR)
-        throw Error(errno, "poll");
-    for (std::size_t i = pfds.size(); i-- > 0;)
-        if (pfds[i].revents != 0)
-            pidfds_.erase(pidfds_.begin() + static_cast<std::ptrdiff_t>(i));
-    polled_.erase(std::remove_if(polled_.begin(), polled_.end(), gone), polled_.end());
+    // A Ctrl-C ends the wait for tasks or time; a command gets it too, and is waited for.
+    if (!done() && !(interrupted() && !command_) && now < until) {
+        auto left = std::chrono::ceil<std::chrono::nanoseconds>(until - now);
+        const bool looking = !polled_.empty() || child_ > 0;
+        if (looking)
+            left =
+                std::min<std::chrono::nanoseconds>(left, std::chrono::milliseconds(kThreadPollMs));
+        left = std::min<std::chrono::nanoseconds>(left, std::chrono::hours(1));
+        const timespec timeout{static_cast<time_t>(left.count() / 1000000000),
+                               static_cast<long>(left.count() % 1000000000)};
+        std::vector<pollfd> pfds;
+        pfds.reserve(pidfds_.size());
+        for (const auto& fd : pidfds_)
+            pfds.push_back({fd.get(), POLLIN, 0});
+        const int n = ::ppoll(pfds.data(), pfds.size(), &timeout, &old);
+        const int err = errno;
+        if (n < 0 && err != EINTR) {
+            ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+            throw Error(err, "ppoll");
+        }
+        for (std::size_t i = pfds.size(); i-- > 0;)
+            if (pfds[i].revents != 0)
+                pidfds_.erase(pidfds_.begin() + static_cast<std::ptrdiff_t>(i));
+        polled_.erase(std::remove_if(polled_.begin(), polled_.end(), gone), polled_.end());
+        if (child_ > 0) {
+            siginfo_t info{};
+            if (::waitid(P_PID, static_cast<id_t>(child_), &info, WEXITED | WNOHANG | WNOWAIT) ==
+                    0 &&
+                info.si_pid == child_)
+                child_ = -1;
+        }
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
     return done();
 }
 

@@ -5,9 +5,11 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "archpmu/command.hpp"
 #include "archpmu/unique_fd.hpp"
 
 namespace archpmu::tool {
@@ -31,24 +33,49 @@ bool interrupted();
 // Returns `status` when there was no Ctrl-C.
 int exit_by_interrupt(int status);
 
+// Lets the held command run: its pid; -1 without one, or when a Ctrl-C came first
+// (it reached the held child too, which exits unreleased and is reaped with
+// `pending`), even while it was being released.
+pid_t release(std::optional<PendingCommand>& pending);
+
+// The released command, while stat or record runs it: if they fail (throw) before
+// they reaped it, it is ended (SIGTERM, as perf does at exit) and reaped, not
+// left running on its own.
+class ChildGuard {
+public:
+    ChildGuard() = default;
+    ~ChildGuard();
+    ChildGuard(const ChildGuard&) = delete;
+    ChildGuard& operator=(const ChildGuard&) = delete;
+    void watch(pid_t pid) noexcept { pid_ = pid; }
+    // Reaps it (waitpid) and hands back its status; the guard is done.
+    int reap();
+
+private:
+    pid_t pid_ = -1;
+};
+
 // Sleeps until what the tool waits for happens: its command exits, or every -p
 // process and -t thread is gone; or a deadline, or Ctrl-C. Processes are watched
-// through pidfds, without polling; threads have no pidfd before Linux 6.9, and are
-// looked at every 50 ms.
+// through pidfds, without polling; threads have no pidfd before Linux 6.9, and
+// they and any process pidfd_open() refuses are looked at every 50 ms.
 class TaskWatch {
 public:
     using Clock = std::chrono::steady_clock;
     // child > 0: the command (reaped by the caller); pids, tids: -p and -t.
     TaskWatch(pid_t child, const std::vector<pid_t>& pids, const std::vector<pid_t>& tids);
     // One sleep: until what it watches is done, `until`, a signal, or (with threads
-    // to look at) 50 ms. True once what it watches is done.
+    // to look at) 50 ms; none after a Ctrl-C unless it watches a command. True once
+    // what it watches is done.
     bool wait_until(Clock::time_point until);
     [[nodiscard]] bool done() const noexcept;
 
 private:
     std::vector<UniqueFd> pidfds_;  // the command's, or the -p processes' still running
     std::vector<pid_t> polled_;     // threads (and processes without a pidfd) still running
+    pid_t child_ = -1;              // the command, when it has no pidfd: waitid() every 50 ms
     bool watching_ = false;         // anything to wait for at all
+    bool command_ = false;          // the command: a Ctrl-C does not end the wait
 };
 
 }  // namespace archpmu::tool

@@ -156,19 +156,19 @@ int run_record(const RecordOptions& opts)
     Pump pump(session, sideband.get(), writer);
     const auto start = Clock::now();
     session.start();
-    pid_t child = -1;
-    if (pending && !interrupted()) {
-        pending->release();
-        child = pending->pid();
-    }
+    const pid_t child = release(pending);
+    ChildGuard guard;
+    guard.watch(child);
     int status = 0;
     const auto deadline = opts.duration
                               ? start + std::chrono::duration_cast<Clock::duration>(*opts.duration)
                               : Clock::time_point::max();
     for (;;) {
         if (child > 0) {
-            if (::waitpid(child, &status, WNOHANG) == child)
+            if (::waitpid(child, &status, WNOHANG) == child) {
+                guard.watch(-1);  // reaped
                 break;
+            }
         } else if (interrupted() || Clock::now() >= deadline) {
             break;
         }
@@ -189,7 +189,7 @@ int run_record(const RecordOptions& opts)
 
     if (const int err = pending ? pending->exec_error() : 0) {
         say_cannot_run("record", opts.command.front(), err);
-        return kCannotRunStatus;
+        return exit_by_interrupt(kCannotRunStatus);
     }
     return exit_by_interrupt(exit_status(child, status));
 }

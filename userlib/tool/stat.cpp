@@ -162,17 +162,6 @@ bool command_starts_on_exec(const StatOptions& opts)
            (Device(opts.device).info().capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
 }
 
-// Waits for the command (if any) after it exited or the count ended: its status.
-int reap(pid_t child)
-{
-    int status = 0;
-    if (child <= 0)
-        return 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    return status;
-}
-
 // One run: open the sessions, run the COMMAND (or wait), read; print the totals unless -r.
 RunOutcome run_once(const StatOptions& opts, bool on_exec, ReportSink& sink)
 {
@@ -209,13 +198,9 @@ RunOutcome run_once(const StatOptions& opts, bool on_exec, ReportSink& sink)
     const auto start = Clock::now();
     for (auto& session : sessions)
         session.start();
-    pid_t child = -1;
-    // A Ctrl-C before the release reached the held child too: it exits unreleased,
-    // and is reaped when `pending` goes.
-    if (pending && !interrupted()) {
-        pending->release();
-        child = pending->pid();
-    }
+    const pid_t child = release(pending);
+    ChildGuard guard;
+    guard.watch(child);
     TaskWatch watch(child, opts.pids, opts.tids);
     Snapshot last = read_all(sessions);
     auto last_print = start;
@@ -248,10 +233,13 @@ RunOutcome run_once(const StatOptions& opts, bool on_exec, ReportSink& sink)
             break;
         if (opts.interval_ms && Clock::now() >= next_interval) {
             print_interval(read_all(sessions));
-            next_interval += interval;
+            // After a stall (Ctrl-Z, a paused VM) the next tick is the next one due,
+            // not a burst of the ones missed.
+            while (next_interval <= Clock::now())
+                next_interval += interval;
         }
     }
-    const int status = reap(child);
+    const int status = guard.reap();
     for (auto& session : sessions)
         session.stop();
     const std::uint64_t elapsed = ns_since(start);
@@ -293,7 +281,7 @@ int run_stat(const StatOptions& opts)
     for (unsigned i = 0; i < opts.repeat && !interrupted(); ++i) {
         RunOutcome one = run_once(opts, on_exec, sink);
         if (one.cannot_run)
-            return one.status;
+            return exit_by_interrupt(one.status);
         status = one.status;
         runs.push_back(std::move(one.totals));
     }
