@@ -10,7 +10,13 @@
 #   make bench      bench/archpmu_bench (real PMU on an Intel host, else the VM),
 #                   then bench/sampling.py (in the VM on the model)
 #   make lint       checkpatch --strict, clang-format, clang-tidy
-#   make install    library, headers, tool, pkg-config and CMake files
+#   make install    the library, tool, headers, pkg-config and CMake files, man
+#                   pages and bash completion under PREFIX (default /usr/local),
+#                   built without the tests in build/install; the module in
+#                   /lib/modules/KVER/extra (then depmod) and the udev rule in
+#                   /etc/udev/rules.d. DESTDIR stages it all (no depmod then).
+#   make dkms       the module's sources in /usr/src/archpmu-VERSION, then
+#                   dkms add, build and install (DESTDIR: the sources only)
 #
 # KDIR selects the kernel build tree: the running kernel's if it has one,
 # else the newest Debian headers (scripts/install-deps installs them).
@@ -29,8 +35,13 @@ export ARCHPMU_KVER ?= $(notdir $(patsubst %/,%,$(dir $(KDIR))))
 BUILD ?= build/user
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL_BUILD ?= build/install
+VERSION := $(shell sed -n 's/^\#define ARCHPMU_VERSION "\(.*\)"/\1/p' module/version.h)
+DKMS_SRC = $(DESTDIR)/usr/src/archpmu-$(VERSION)
 
-.PHONY: all module user check unit run bench lint install clean kmod-debug kmod-rt
+.PHONY: all module user check unit run bench lint install dkms clean kmod-debug kmod-rt
 
 all: module user
 
@@ -70,8 +81,27 @@ bench: all
 lint: user
 	scripts/lint
 
-install: user
-	cmake --install $(BUILD)
+install: module
+	cmake -S . -B $(INSTALL_BUILD) -DARCHPMU_BUILD_TESTS=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(INSTALL_BUILD) -j $(JOBS) --target archpmu_tool archpmu_shared archpmu_static
+	DESTDIR=$(DESTDIR) cmake --install $(INSTALL_BUILD)
+	install -D -m 0644 module/archpmu.ko $(DESTDIR)/lib/modules/$(ARCHPMU_KVER)/extra/archpmu.ko
+	install -D -m 0644 udev/99-archpmu.rules $(DESTDIR)/etc/udev/rules.d/99-archpmu.rules
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(ARCHPMU_KVER); \
+	else echo "install: staged in $(DESTDIR); run depmod -a $(ARCHPMU_KVER) where it lands"; fi
+
+# The sources DKMS builds: Kbuild, dkms.conf, module/ (not the tests' helpers), uapi/.
+dkms:
+	rm -rf $(DKMS_SRC)
+	install -d $(DKMS_SRC)
+	tar -c --exclude=module/test --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
+		--exclude='*.mod.c' --exclude='.*.cmd' --exclude=modules.order \
+		--exclude=Module.symvers Kbuild dkms.conf module uapi | tar -x -C $(DKMS_SRC)
+	@if [ -z "$(DESTDIR)" ]; then \
+		dkms add -m archpmu -v $(VERSION) && \
+		dkms install -m archpmu -v $(VERSION) -k $(ARCHPMU_KVER); \
+	else echo "dkms: sources staged in $(DKMS_SRC)"; fi
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -2,6 +2,8 @@
 // `archpmu info` output: the JSON document and the grouped table.
 #include <catch2/catch.hpp>
 
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include "archpmu.h"
@@ -91,9 +93,38 @@ TEST_CASE("the info table has one row per distinct PMU with its CPU list", "[rep
     CHECK_THAT(table, Catch::Contains("5 CPUs enumerated"));
     CHECK_THAT(table, Catch::Contains("0-1,4 "));
     CHECK_THAT(table, Catch::Contains("2-3 "));
-    CHECK_THAT(table, Catch::Contains("0,2,3"));
-    // header + 2 groups
-    CHECK(std::count(table.begin(), table.end(), '\n') == 2 + 1 + 2);
+    // The events go below the table, one list per layout, within 100 columns.
+    CHECK_THAT(table, Catch::Contains("\nevents, CPUs 0-1,4: cycles instructions"));
+    CHECK_THAT(table, Catch::Contains("\nevents, CPUs 2-3: "));
+    std::istringstream lines(table);
+    for (std::string line; std::getline(lines, line);) {
+        INFO(line);
+        CHECK(line.size() <= 100);
+    }
+    CHECK(table.find("EVENTS") == std::string::npos);
+}
+
+TEST_CASE("info names the processor from /proc/cpuinfo", "[report]")
+{
+    const auto model = archpmu::parse_cpuinfo(
+        "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 94\n"
+        "model name\t: Intel Core Processor (Skylake)\nstepping\t: 3\nflags\t\t: fpu\n\n"
+        "processor\t: 1\nvendor_id\t: Other\nmodel\t\t: 1\n");
+    CHECK(model.vendor == "GenuineIntel");
+    CHECK(model.family == 6);
+    CHECK(model.model == 94);
+    CHECK(model.stepping == 3);
+    CHECK(model.name == "Intel Core Processor (Skylake)");
+    CHECK(archpmu::describe(model) ==
+          "GenuineIntel family 6 model 94 (0x5e) stepping 3: Intel Core Processor (Skylake)");
+    const auto table = archpmu::info_table(model_info(), {pcore(0)}, model);
+    CHECK_THAT(table, Catch::Contains("\nprocessor: GenuineIntel family 6 model 94 (0x5e)"));
+    const auto doc = nlohmann::json::parse(archpmu::info_json(model_info(), {pcore(0)}, 2, model));
+    CHECK(doc["cpu_model"]["model"] == 94);
+    CHECK(doc["cpu_model"]["name"] == "Intel Core Processor (Skylake)");
+    CHECK_FALSE(
+        nlohmann::json::parse(archpmu::info_json(model_info(), {pcore(0)})).contains("cpu_model"));
+    CHECK_FALSE(archpmu::parse_cpuinfo("").known());
 }
 
 TEST_CASE("CPU lists collapse runs", "[report]")

@@ -162,7 +162,8 @@ TEST_CASE("stat -e refuses an empty modifier and empty events", "[stat-args]")
     // A refusal shows no caret line and no errno text.
     CHECK(refused({"stat", "-e", "bogus", "--duration", "1"}) ==
           "archpmu stat: -e/--event: bad event 'bogus': unknown event 'bogus' (try cycles, "
-          "instructions, r00c0 or cpu/event=0xc0,umask=0/)");
+          "instructions, r00c0 or cpu/event=0xc0,umask=0/; 'archpmu list' names the events "
+          "of this CPU)");
 }
 
 TEST_CASE("stat -C refuses empty lists and items, signs and CPUs past 8191", "[stat-args]")

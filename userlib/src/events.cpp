@@ -10,6 +10,7 @@
 
 #include "archpmu.h"
 #include "archpmu/error.hpp"
+#include "archpmu/pfm_events.hpp"
 
 namespace archpmu {
 namespace {
@@ -124,6 +125,18 @@ static_assert(named_code("cycles") == 0x003c && named_code("instructions") == 0x
                       std::string(whole) + "\n  " + std::string(at, ' ') +
                       std::string(std::max<std::size_t>(len, 1), '^');
     throw Error(EINVAL, msg);
+}
+
+// An Intel model-specific name through libpfm4, its refusal shown as ours.
+std::optional<std::uint64_t> model_specific_config(std::string_view whole, std::string_view base)
+{
+    try {
+        return pfm_event_config(std::string(base));
+    } catch (const Error& e) {
+        std::string why = e.what();
+        why.resize(why.rfind(": ") == std::string::npos ? why.size() : why.rfind(": "));
+        bad(whole, 0, base.size(), why);
+    }
 }
 
 std::string lower(std::string_view s)
@@ -362,15 +375,24 @@ EventSpec parse_event(std::string_view text)
         const std::uint32_t code = named_code(key);
         if (code != ~0U) {
             spec.config = code;
-        } else if (key.size() > 1 && key[0] == 'r') {
+        } else if (key.size() > 1 && key[0] == 'r' &&
+                   key.find_first_not_of("0123456789abcdef", 1) == std::string::npos) {
             if (key.size() > 17)
                 bad(text, 1, base.size() - 1, "a raw config has at most 16 hex digits");
             spec.config = parse_number(text, 1, "0x" + key.substr(1), ~0ULL, "raw config");
             spec.flags |= ARCHPMU_EVENT_RAW;
+        } else if (const auto pfm = model_specific_config(text, base)) {
+            // Not architectural: CPUID's availability bits say nothing about it.
+            spec.config = *pfm;
+            spec.flags |= ARCHPMU_EVENT_RAW;
+        } else if (key.size() > 1 && key[0] == 'r') {
+            // Meant raw, mistyped: say which digits are wrong.
+            spec.config = parse_number(text, 1, "0x" + key.substr(1), ~0ULL, "raw config");
         } else {
             bad(text, 0, base.size(),
                 "unknown event '" + std::string(base) +
-                    "' (try cycles, instructions, r00c0 or cpu/event=0xc0,umask=0/)");
+                    "' (try cycles, instructions, r00c0 or cpu/event=0xc0,umask=0/; 'archpmu "
+                    "list' names the events of this CPU)");
         }
     }
 

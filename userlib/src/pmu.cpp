@@ -72,6 +72,19 @@ std::string_view arch_event_name(unsigned bit)
     return bit < kEventNames.size() ? kEventNames[bit] : std::string_view{};
 }
 
+std::uint32_t arch_event_code(unsigned bit)
+{
+    switch (bit) {
+#define ARCHPMU_CODE_CASE(id, name, event, umask) \
+    case id:                                      \
+        return (event) | (umask) << 8;
+        ARCHPMU_ARCH_EVENT_TABLE(ARCHPMU_CODE_CASE)
+#undef ARCHPMU_CODE_CASE
+        default:
+            return 0;
+    }
+}
+
 bool CpuInfo::anythread_deprecated() const
 {
     return (pmu_flags & ARCHPMU_PMU_ANYTHREAD_DEPRECATED) != 0;

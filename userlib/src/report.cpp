@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "archpmu/report.hpp"
 
+#include <fmt/format.h>
+
+#include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -27,13 +30,99 @@ std::string fixed_list(const CpuInfo& c)
     return items.empty() ? "-" : join(items, ",");
 }
 
+constexpr std::size_t kWrapColumns = 100;
+
+// `words` after `lead`, as lines of at most kWrapColumns, continued under the first word.
+std::string wrapped(const std::string& lead, const std::vector<std::string>& words)
+{
+    std::string out = lead;
+    std::size_t column = lead.size();
+    const std::string indent(lead.size(), ' ');
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        if (i > 0 && column + 1 + words[i].size() > kWrapColumns) {
+            out += "\n" + indent;
+            column = indent.size();
+        } else if (i > 0) {
+            out += ' ';
+            ++column;
+        }
+        out += words[i];
+        column += words[i].size();
+    }
+    return out + "\n";
+}
+
+unsigned number_after_colon(const std::string& line)
+{
+    const auto colon = line.find(':');
+    try {
+        return colon == std::string::npos
+                   ? 0
+                   : static_cast<unsigned>(std::stoul(line.substr(colon + 1)));
+    } catch (const std::exception&) {
+        return 0;
+    }
+}
+
+std::string text_after_colon(const std::string& line)
+{
+    const auto colon = line.find(':');
+    if (colon == std::string::npos)
+        return {};
+    const auto start = line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? std::string() : line.substr(start);
+}
+
 }  // namespace
 
-std::string info_json(const Info& info, const std::vector<CpuInfo>& cpus, int indent)
+CpuModel parse_cpuinfo(const std::string& text)
+{
+    CpuModel m;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty() && (m.known() || m.family))
+            break;  // the end of the first processor's block
+        const std::string key = line.substr(0, line.find_first_of("\t:"));
+        if (key == "vendor_id")
+            m.vendor = text_after_colon(line);
+        else if (key == "cpu family")
+            m.family = number_after_colon(line);
+        else if (key == "model")
+            m.model = number_after_colon(line);
+        else if (key == "stepping")
+            m.stepping = number_after_colon(line);
+        else if (key == "model name")
+            m.name = text_after_colon(line);
+    }
+    return m;
+}
+
+CpuModel read_cpu_model()
+{
+    std::ifstream in("/proc/cpuinfo");
+    std::stringstream text;
+    text << in.rdbuf();
+    return parse_cpuinfo(text.str());
+}
+
+std::string describe(const CpuModel& m)
+{
+    return fmt::format("{} family {} model {} ({:#x}) stepping {}{}", m.vendor, m.family, m.model,
+                       m.model, m.stepping, m.name.empty() ? "" : ": " + m.name);
+}
+
+std::string info_json(const Info& info, const std::vector<CpuInfo>& cpus, int indent,
+                      const CpuModel& model)
 {
     nlohmann::ordered_json doc;
     doc["abi_version"] = info.abi_version;
     doc["backend"] = std::string(to_string(info.backend));
+    if (model.known())
+        doc["cpu_model"] = {{"vendor", model.vendor},
+                            {"family", model.family},
+                            {"model", model.model},
+                            {"stepping", model.stepping},
+                            {"name", model.name}};
     doc["cpus"] = nlohmann::ordered_json::array();
     for (const auto& c : cpus) {
         nlohmann::ordered_json j;
@@ -55,21 +144,25 @@ std::string info_json(const Info& info, const std::vector<CpuInfo>& cpus, int in
     return doc.dump(indent) + "\n";
 }
 
-std::string info_table(const Info& info, const std::vector<CpuInfo>& cpus)
+std::string info_table(const Info& info, const std::vector<CpuInfo>& cpus, const CpuModel& model)
 {
     std::ostringstream out;
     out << "archpmu: backend " << to_string(info.backend) << ", ABI " << info.abi_version << ", "
-        << cpus.size() << " CPU" << (cpus.size() == 1 ? "" : "s") << " enumerated\n\n";
+        << cpus.size() << " CPU" << (cpus.size() == 1 ? "" : "s") << " enumerated\n";
+    if (model.known())
+        out << "processor: " << describe(model) << '\n';
+    out << '\n';
 
     const auto groups = group_by_pmu(cpus);
-    std::vector<std::vector<std::string>> rows = {{"CPUS", "TYPE", "VER", "GP", "GP-WIDTH", "FIXED",
-                                                   "FIX-WIDTH", "FULL-WIDTH", "ANYTHREAD",
-                                                   "EVENTS"}};
+    std::vector<std::vector<std::string>> rows = {
+        {"CPUS", "TYPE", "VER", "GP", "GP-WIDTH", "FIXED", "FIX-WIDTH", "FULL-WIDTH", "ANYTHREAD"}};
+    std::string events;
     for (const auto& g : groups) {
         const CpuInfo& c = g.pmu;
         if (c.version == 0) {
-            rows.push_back({format_cpu_list(g.cpus), "-", "0", "-", "-", "-", "-", "-", "-",
-                            "no architectural PMU"});
+            rows.push_back({format_cpu_list(g.cpus), "-", "0", "-", "-", "-", "-", "-", "-"});
+            events += wrapped("events, CPUs " + format_cpu_list(g.cpus) + ": ",
+                              {"none (no architectural PMU)"});
             continue;
         }
         const char* anythread = c.anythread_deprecated() ? "deprecated"
@@ -79,7 +172,8 @@ std::string info_table(const Info& info, const std::vector<CpuInfo>& cpus)
             {format_cpu_list(g.cpus), c.hybrid() ? std::string(to_string(c.core_type)) : "-",
              std::to_string(c.version), std::to_string(c.gp_counters), std::to_string(c.gp_width),
              fixed_list(c), c.fixed_mask ? std::to_string(c.fixed_width) : "-",
-             c.full_width_write() ? "yes" : "no", anythread, join(c.events(), " ")});
+             c.full_width_write() ? "yes" : "no", anythread});
+        events += wrapped("events, CPUs " + format_cpu_list(g.cpus) + ": ", c.events());
     }
     std::vector<std::size_t> width(rows[0].size(), 0);
     for (const auto& row : rows)
@@ -94,6 +188,7 @@ std::string info_table(const Info& info, const std::vector<CpuInfo>& cpus)
         }
         out << '\n';
     }
+    out << '\n' << events;
     return out.str();
 }
 

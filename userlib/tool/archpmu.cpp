@@ -7,6 +7,7 @@
 #include "archpmu/error.hpp"
 #include "archpmu/report.hpp"
 #include "args.hpp"
+#include "list.hpp"
 #include "record.hpp"
 #include "stat.hpp"
 #include "watch.hpp"
@@ -18,7 +19,9 @@ int run_info(const std::string& device_path, bool json)
     const archpmu::Device dev(device_path);
     const auto info = dev.info();
     const auto cpus = dev.all_cpu_info();
-    std::cout << (json ? archpmu::info_json(info, cpus) : archpmu::info_table(info, cpus));
+    const auto model = archpmu::read_cpu_model();
+    std::cout << (json ? archpmu::info_json(info, cpus, 2, model)
+                       : archpmu::info_table(info, cpus, model));
     return 0;
 }
 
@@ -29,6 +32,8 @@ int run(int argc, char** argv)
     switch (cmd.action) {
         case Action::info:
             return run_info(cmd.device, cmd.json);
+        case Action::list:
+            return archpmu::tool::run_list(cmd.device, cmd.json, cmd.pattern);
         case Action::stat:
             return archpmu::tool::run_stat(cmd.stat);
         case Action::record:

@@ -291,6 +291,14 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
     auto* info = app.add_subcommand("info", "describe every CPU's PMU, grouped by layout");
     info->add_flag("-j,--json", cmd.json, "print JSON instead of a table");
 
+    auto* list = app.add_subcommand(
+        "list",
+        "the events this machine counts: the architectural ones with the CPUs that have "
+        "them, and the model-specific ones libpfm4 knows for this CPU (list [PATTERN])");
+    list->add_flag("-j,--json", cmd.json, "print JSON instead of text");
+    list->add_option("pattern", cmd.pattern, "only names that match (a glob, or a substring)")
+        ->type_name("PATTERN");
+
     auto* monitor = app.add_subcommand(
         "monitor",
         "print archpmu's events as they happen, a line each (sessions opened, started, stopped "
@@ -398,6 +406,8 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             return "archpmu stat: ";
         if (info->parsed())
             return "archpmu info: ";
+        if (list->parsed())
+            return "archpmu list: ";
         if (monitor->parsed())
             return "archpmu monitor: ";
         if (who->parsed())
@@ -410,7 +420,7 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
     const auto usage = [&](const std::string& what) {
         cmd.status = kUsageStatus;
         std::string sub = "<command>";
-        for (const auto* s : {info, monitor, who, regs, stat, record})
+        for (const auto* s : {info, list, monitor, who, regs, stat, record})
             if (s->parsed())
                 sub = s->get_name();
         const bool runs = sub == "stat" || sub == "record";
@@ -428,6 +438,12 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             if (!command.empty())
                 return usage("takes no COMMAND");
             cmd.action = Command::Action::info;
+            return cmd;
+        }
+        if (list->parsed()) {
+            if (!command.empty())
+                return usage("takes no COMMAND");
+            cmd.action = Command::Action::list;
             return cmd;
         }
         if (monitor->parsed() || who->parsed() || regs->parsed()) {

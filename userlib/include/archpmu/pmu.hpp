@@ -21,6 +21,8 @@ std::string_view to_string(CoreType type);
 // Name of architectural event n (bit n of CPUID.0AH:EBX), e.g. "cycles";
 // empty for bits past the known events.
 std::string_view arch_event_name(unsigned bit);
+// Its encoding, event | umask << 8 (C0H/00H: 0x00c0); 0 for bits past the known events.
+std::uint32_t arch_event_code(unsigned bit);
 inline constexpr unsigned kArchEventCount = 13;
 
 struct Info {

@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: MIT
+# bash completion for archpmu: commands, options, event names, and (as for
+# perf) the COMMAND stat and record run, completed as a command of its own.
+
+_archpmu_events="cycles cpu-cycles instructions ref-cycles bus-cycles cache-references
+cache-misses branches branch-instructions branch-misses slots topdown-slots topdown-be-bound
+topdown-bad-spec topdown-fe-bound topdown-retiring lbr-inserts"
+
+# The model-specific names of this CPU, from `archpmu list` (libpfm4), once per shell.
+_archpmu_model_events()
+{
+	if [[ -z ${_archpmu_model_event_names+set} ]]; then
+		_archpmu_model_event_names=$("${1:-archpmu}" list 2>/dev/null |
+			sed -n 's/^  \([A-Z][A-Z0-9_.:]*\) .*/\1/p')
+	fi
+	printf '%s\n' "$_archpmu_model_event_names"
+}
+
+_archpmu()
+{
+	local cur prev words cword
+	_init_completion -n =: || return
+
+	local cmds="info list stat record monitor who regs"
+	local cmd="" i start=0
+	for ((i = 1; i < cword; i++)); do
+		case "${words[i]}" in
+		-d | --device) ((i++)) ;;
+		-*) ;;
+		*)
+			cmd=${words[i]}
+			start=$((i + 1))
+			break
+			;;
+		esac
+	done
+
+	if [[ -z $cmd ]]; then
+		case "$prev" in
+		-d | --device)
+			_filedir
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-d --device --version -h --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
+		fi
+		return
+	fi
+
+	local opts with_value=""
+	case "$cmd" in
+	info | list | monitor | who) opts="-j --json -h --help" ;;
+	regs)
+		opts="-C --cpu -j --json -h --help"
+		with_value="-C --cpu"
+		;;
+	stat)
+		opts="-e --event -a --all-cpus -C --cpu -p --pid -t --tid -A --per-cpu
+			-I --interval-print -x --field-separator -j --json-output --json -o --output
+			--append -r --repeat --duration -d --device -h --help"
+		with_value="-e --event -C --cpu -p --pid -t --tid -I --interval-print
+			-x --field-separator -o --output -r --repeat --duration -d --device"
+		;;
+	record)
+		opts="-e --event -c --count -F --freq -a --all-cpus -C --cpu -o --output
+			-m --mmap-pages --sample-read --duration -d --device -h --help"
+		with_value="-e --event -c --count -F --freq -C --cpu -o --output
+			-m --mmap-pages --duration -d --device"
+		;;
+	*) return ;;
+	esac
+
+	# stat and record: the first word that is neither an option nor an
+	# option's value starts the COMMAND.
+	if [[ $cmd == stat || $cmd == record ]]; then
+		for ((i = start; i < cword; i++)); do
+			if [[ ${words[i]} == -- ]]; then
+				_command_offset $((i + 1))
+				return
+			fi
+			if [[ " ${with_value//$'\n'/ } " == *" ${words[i]} "* ]]; then
+				((i++))
+				continue
+			fi
+			if [[ ${words[i]} != -* ]]; then
+				_command_offset $i
+				return
+			fi
+		done
+	fi
+
+	case "$prev" in
+	-e | --event)
+		local prefix=""
+		[[ $cur == *,* ]] && prefix=${cur%,*},
+		COMPREPLY=($(compgen -P "$prefix" -W "$_archpmu_events $(_archpmu_model_events "${words[0]}")" -- "${cur##*,}"))
+		compopt -o nospace
+		return
+		;;
+	-o | --output | -d | --device)
+		_filedir
+		return
+		;;
+	-p | --pid)
+		_pids
+		return
+		;;
+	-C | --cpu | -t | --tid | -I | --interval-print | -x | --field-separator | -r | --repeat | \
+		--duration | -c | --count | -F | --freq | -m | --mmap-pages)
+		return
+		;;
+	esac
+
+	if [[ $cur == -* || $cmd != stat && $cmd != record ]]; then
+		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+	else
+		COMPREPLY=($(compgen -c -- "$cur"))
+	fi
+}
+complete -F _archpmu archpmu

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# DKMS builds the module from `make dkms`'s sources against the installed
+# kernel headers (Debian's dkms, in trees of this test's own: nothing is
+# added to the system's DKMS), and the module carries module/version.h's version.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+version=$(sed -n 's/^#define ARCHPMU_VERSION "\(.*\)"/\1/p' "$top/module/version.h")
+grep -qx "PACKAGE_VERSION=\"$version\"" "$top/dkms.conf" ||
+	{ echo "dkms.conf's PACKAGE_VERSION is not module/version.h's $version"; exit 1; }
+kdir=$(ls -d /lib/modules/*/build 2>/dev/null | grep -v -- '-rt-' | sort -V | tail -n 1)
+[ -n "$kdir" ] || { echo "dkms test: no kernel headers (scripts/install-deps)"; exit 1; }
+kver=$(basename "$(dirname "$kdir")")
+
+make -C "$top" -s dkms DESTDIR="$work/root" > /dev/null
+src=$work/root/usr/src
+[ -f "$src/archpmu-$version/dkms.conf" ] || { echo "make dkms: no sources in $src"; exit 1; }
+[ ! -e "$src/archpmu-$version/module/test" ] || { echo "make dkms: the test modules came along"; exit 1; }
+mkdir -p "$work/dkms"
+trees=(--sourcetree "$src" --dkmstree "$work/dkms")
+if ! { dkms add -m archpmu -v "$version" "${trees[@]}" && dkms build -m archpmu -v "$version" -k "$kver" "${trees[@]}"; } \
+	> "$work/log" 2>&1; then
+	cat "$work/log"
+	find "$work/dkms" -name make.log -exec cat {} \;
+	exit 1
+fi
+ko=$(find "$work/dkms/archpmu/$version/$kver" -name archpmu.ko | head -n 1)
+[ -n "$ko" ] || { echo "dkms build made no archpmu.ko"; cat "$work/log"; exit 1; }
+[ "$(modinfo -F version "$ko")" = "$version" ] || { echo "the DKMS module's version is not $version"; exit 1; }
+[ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$kver" ] || { echo "built for the wrong kernel"; exit 1; }
+echo "dkms test passed: dkms build against $kver headers made archpmu.ko $version"

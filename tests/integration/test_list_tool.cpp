@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+// `archpmu list`: the architectural events' availability, per core type, is what
+// `archpmu info` reports, on every impersonated CPU; the guest's Skylake events
+// come from libpfm4, and on the model backend only the architectural encodings count.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "../common/cpuid_dump.hpp"
+#include "../common/dump_expectations.hpp"
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+
+namespace {
+
+nlohmann::json tool_json(const std::string& args)
+{
+    const auto r = run_command("{ " + std::string(ARCHPMU_TOOL) + " " + args + " 2>/dev/null; }");
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(r.out);
+}
+
+std::string params_of(const archpmu::test::DumpCase& dc)
+{
+    const auto types = archpmu::test::read_cpuid_dump(std::string(ARCHPMU_CPUID_DIR "/") + dc.file);
+    std::string params =
+        "backend=model model_cpuid=" + archpmu::test::model_cpuid_param(types.at(0));
+    if (types.size() > 1)
+        params += " model_cpuid_hybrid=" + archpmu::test::model_cpuid_param(types.at(1)) +
+                  " model_hybrid_cpus=" + odd_cpu_list();
+    return params;
+}
+
+}  // namespace
+
+TEST_CASE("list shows each architectural event on exactly the CPUs info gives it", "[list-tool]")
+{
+    for (const auto& dc : archpmu::test::dump_cases()) {
+        INFO(dc.file);
+        LoadedModule module(params_of(dc));
+        const auto info = tool_json("info --json");
+        const auto list = tool_json("list --json");
+        CHECK(list["backend"] == "model");
+        // event name -> the CPUs whose info lists it, and their core types.
+        std::map<std::string, std::vector<unsigned>> cpus_of;
+        std::map<std::string, std::set<std::string>> types_of;
+        for (const auto& cpu : info["cpus"])
+            for (const auto& e : cpu["events"]) {
+                cpus_of[e.get<std::string>()].push_back(cpu["cpu"].get<unsigned>());
+                if (!cpu["core_type"].is_null())
+                    types_of[e.get<std::string>()].insert(cpu["core_type"].get<std::string>());
+            }
+        REQUIRE(list["architectural"].size() == 13);
+        for (const auto& e : list["architectural"]) {
+            const std::string name = e["name"];
+            INFO(name);
+            auto want = cpus_of[name];
+            std::sort(want.begin(), want.end());
+            CHECK(e["cpus"].get<std::vector<unsigned>>() == want);
+            const auto types = e["core_types"].get<std::vector<std::string>>();
+            const bool hybrid = !info["cpus"][0]["core_type"].is_null();
+            if (hybrid)
+                CHECK(std::set<std::string>(types.begin(), types.end()) == types_of[name]);
+            else
+                CHECK(types.empty());
+        }
+    }
+}
+
+TEST_CASE(
+    "list names the guest's Skylake events from libpfm4; the model counts the architectural ones",
+    "[list-tool]")
+{
+    LoadedModule module("backend=model");
+    const auto list = tool_json("list --json");
+    CHECK(list["pmu"] == "skl");
+    REQUIRE(list["model_specific"].size() > 200);
+    bool saw_l3_miss = false;
+    for (const auto& e : list["model_specific"]) {
+        const std::string name = e["name"];
+        const auto config = std::stoull(e["config"].get<std::string>(), nullptr, 16);
+        const bool architectural = (config & 0xffff) == 0x00c0 || (config & 0xffff) == 0x003c ||
+                                   (config & 0xffff) == 0x013c || (config & 0xffff) == 0x4f2e ||
+                                   (config & 0xffff) == 0x412e || (config & 0xffff) == 0x00c4 ||
+                                   (config & 0xffff) == 0x00c5 || (config & 0xffff) == 0x01a4 ||
+                                   (config & 0xffff) == 0x02a4 || (config & 0xffff) == 0x0073 ||
+                                   (config & 0xffff) == 0x019c || (config & 0xffff) == 0x02c2 ||
+                                   (config & 0xffff) == 0x01e4;
+        CHECK(e["counts"].get<bool>() == architectural);
+        saw_l3_miss = saw_l3_miss || name == "MEM_LOAD_RETIRED.L3_MISS";
+    }
+    CHECK(saw_l3_miss);
+    // PATTERN: a substring in any case, or a glob.
+    const auto some = tool_json("list --json mem_load_retired");
+    CHECK(some["architectural"].empty());
+    for (const auto& e : some["model_specific"])
+        CHECK(e["name"].get<std::string>().rfind("MEM_LOAD_RETIRED.", 0) == 0);
+    CHECK(tool_json("list --json 'br*'")["architectural"].size() == 2);  // branches, branch-misses
+
+    // A libpfm4 name counts by name: on the model, an architectural encoding does.
+    const auto r = run_command("{ " + std::string(ARCHPMU_TOOL) +
+                               " stat -x, -e BR_INST_RETIRED.ALL_BRANCHES,MEM_LOAD_RETIRED.L3_MISS"
+                               " -a --duration 0.2 2>&1 >/dev/null; }");
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains(",,BR_INST_RETIRED.ALL_BRANCHES,"));
+    CHECK_THAT(r.out, Catch::Contains("0,,MEM_LOAD_RETIRED.L3_MISS,"));
+}
+
+TEST_CASE("list works without the module, without availability", "[list-tool]")
+{
+    const auto r = run_tool("list instructions");
+    CHECK(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("instructions") && Catch::Contains("availability not shown"));
+}

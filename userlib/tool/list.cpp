@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+#include "list.hpp"
+
+#include <fnmatch.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "archpmu/device.hpp"
+#include "archpmu/error.hpp"
+#include "archpmu/pfm_events.hpp"
+#include "archpmu/pmu.hpp"
+
+namespace archpmu::tool {
+namespace {
+
+std::string lower(std::string s)
+{
+    for (auto& c : s)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// perf list's PATTERN: a glob, else a substring, in any case.
+bool matches(const std::string& name, const std::string& pattern)
+{
+    if (pattern.empty())
+        return true;
+    if (pattern.find_first_of("*?[") != std::string::npos)
+        return ::fnmatch(pattern.c_str(), name.c_str(), FNM_CASEFOLD) == 0;
+    return lower(name).find(lower(pattern)) != std::string::npos;
+}
+
+// Which CPUs (and, on a hybrid part, which core types) have architectural event `bit`.
+struct Availability {
+    std::vector<std::uint32_t> cpus;
+    std::vector<std::string> core_types;  // hybrid only: the types that have it
+    std::vector<std::string> lacking;     // hybrid only: the types that do not
+};
+
+Availability availability(const std::vector<CpuInfo>& cpus, unsigned bit)
+{
+    Availability a;
+    const std::string name(arch_event_name(bit));
+    for (const auto& g : group_by_pmu(cpus)) {
+        const auto events = g.pmu.events();
+        const bool has = std::find(events.begin(), events.end(), name) != events.end();
+        if (has)
+            a.cpus.insert(a.cpus.end(), g.cpus.begin(), g.cpus.end());
+        if (!g.pmu.hybrid())
+            continue;
+        auto& into = has ? a.core_types : a.lacking;
+        const std::string type(to_string(g.pmu.core_type));
+        if (std::find(into.begin(), into.end(), type) == into.end())
+            into.push_back(type);
+    }
+    std::sort(a.cpus.begin(), a.cpus.end());
+    return a;
+}
+
+std::string describe(const Availability& a, std::size_t ncpus)
+{
+    if (a.cpus.empty())
+        return "on no CPU";
+    std::string text =
+        a.cpus.size() == ncpus ? "on every CPU" : "on CPUs " + format_cpu_list(a.cpus);
+    if (!a.lacking.empty()) {
+        std::string types;
+        for (const auto& t : a.core_types)
+            types += (types.empty() ? "" : ", ") + t;
+        text += " (" + types + ")";
+    }
+    return text;
+}
+
+// The model counts only the architectural encodings (README: "Non-architectural
+// encodings never occur").
+bool architectural_encoding(std::uint64_t config)
+{
+    for (unsigned bit = 0; bit < kArchEventCount; ++bit)
+        if ((config & 0xffff) == arch_event_code(bit))
+            return true;
+    return false;
+}
+
+}  // namespace
+
+int run_list(const std::string& device, bool json, const std::string& pattern)
+{
+    // Without the module the names are still listed, without availability.
+    std::optional<Info> info;
+    std::vector<CpuInfo> cpus;
+    try {
+        const Device dev(device);
+        info = dev.info();
+        cpus = dev.all_cpu_info();
+    } catch (const Error& e) {
+        if (!json)
+            std::cerr << "archpmu list: " << e.what() << "; availability not shown\n";
+    }
+    const bool model = info && info->backend == Backend::model;
+    const std::string pmu = pfm_pmu_name();
+    std::vector<PfmEvent> specific;
+    for (auto& e : pfm_events())
+        if (matches(e.name, pattern))
+            specific.push_back(std::move(e));
+
+    if (json) {
+        nlohmann::ordered_json doc;
+        doc["backend"] = info ? nlohmann::ordered_json(std::string(to_string(info->backend)))
+                              : nlohmann::ordered_json(nullptr);
+        doc["pmu"] = pmu.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(pmu);
+        doc["architectural"] = nlohmann::ordered_json::array();
+        for (unsigned bit = 0; bit < kArchEventCount; ++bit) {
+            const std::string name(arch_event_name(bit));
+            if (!matches(name, pattern))
+                continue;
+            nlohmann::ordered_json j;
+            j["name"] = name;
+            j["config"] = fmt::format("{:#x}", arch_event_code(bit));
+            if (info) {
+                const auto a = availability(cpus, bit);
+                j["cpus"] = a.cpus;
+                j["core_types"] = a.core_types;
+            }
+            doc["architectural"].push_back(std::move(j));
+        }
+        doc["model_specific"] = nlohmann::ordered_json::array();
+        for (const auto& e : specific)
+            doc["model_specific"].push_back(
+                {{"name", e.name},
+                 {"config", fmt::format("{:#x}", e.config)},
+                 {"description", e.description},
+                 {"counts", !model || architectural_encoding(e.config)}});
+        std::cout << doc.dump(2) << '\n';
+        return 0;
+    }
+
+    std::cout << "Architectural events (CPUID leaf 0AH)"
+              << (info ? std::string(", backend ") + std::string(to_string(info->backend)) : "")
+              << ":\n";
+    for (unsigned bit = 0; bit < kArchEventCount; ++bit) {
+        const std::string name(arch_event_name(bit));
+        if (!matches(name, pattern))
+            continue;
+        const std::uint32_t code = arch_event_code(bit);
+        std::cout << fmt::format("  {:<20} {:02X}H/{:02X}H  {}\n", name, code & 0xff, code >> 8,
+                                 info ? describe(availability(cpus, bit), cpus.size()) : "");
+    }
+    if (pmu.empty()) {
+        std::cout
+            << "\nNo model-specific events: libpfm4 knows no Intel core PMU on this machine.\n";
+        return 0;
+    }
+    std::cout << "\nModel-specific events of " << pmu << " (libpfm4)"
+              << (model ? "; the model backend counts only those that encode an architectural "
+                          "event, the others count nothing"
+                        : "")
+              << ":\n";
+    for (const auto& e : specific) {
+        std::cout << fmt::format("  {:<48} {:#010x}{}\n", e.name, e.config,
+                                 model && !architectural_encoding(e.config) ? "  (counts nothing "
+                                                                              "on the model)"
+                                                                            : "");
+        if (!e.description.empty())
+            std::cout << "      " << e.description << '\n';
+    }
+    return 0;
+}
+
+}  // namespace archpmu::tool
