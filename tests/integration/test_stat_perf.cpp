@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/cpuid_dump.hpp"
 #include "harness.hpp"
 
 using namespace archpmu::itest;
@@ -37,6 +38,14 @@ std::vector<std::string> lines_of(const std::string& text)
     for (std::string line; std::getline(in, line);)
         if (!line.empty())
             out.push_back(line);
+    return out;
+}
+
+std::string joined_lines(const std::vector<std::string>& lines)
+{
+    std::string out;
+    for (const auto& l : lines)
+        out += l + "\n";
     return out;
 }
 
@@ -323,4 +332,27 @@ TEST_CASE("stat -I: perf's header, the last partial interval, real lengths in --
         last_time = t;
     }
     CHECK(last_time >= 0.35);
+}
+
+TEST_CASE("on the impersonated Arrow Lake, slots counts on the P-cores and shows per core type",
+          "[stat-tool]")
+{
+    const auto types = archpmu::test::read_cpuid_dump(std::string(ARCHPMU_CPUID_DIR) +
+                                                      "/GenuineIntel00C0662_ArrowLake_07.txt");
+    REQUIRE(types.size() == 2);
+    LoadedModule module("backend=model model_cpuid=" + archpmu::test::model_cpuid_param(types[0]) +
+                        " model_cpuid_hybrid=" + archpmu::test::model_cpuid_param(types[1]) +
+                        " model_hybrid_cpus=" + odd_cpu_list());
+    // Without -C, as perf: the P-cores count it, the E-cores lack it.
+    const auto lines = lines_of(stderr_of(tool() + " stat -x, -e slots,cycles -a --duration 0.2"));
+    INFO(joined_lines(lines));
+    REQUIRE(lines.size() == 4);
+    CHECK(matches(lines[0], "[1-9][0-9]*,,cpu_core/slots/,[0-9]+,100\\.00,,,fixed3"));
+    CHECK(matches(lines[1], "<not supported>,,cpu_atom/slots/,0,100\\.00,,,fixed3"));
+    CHECK(matches(lines[2], "[1-9][0-9]*,,cpu_core/cycles/,.*"));
+    CHECK(matches(lines[3], "[1-9][0-9]*,,cpu_atom/cycles/,.*"));
+    // A command is not refused either.
+    const auto r = run_tool("stat -e slots -- true");
+    CHECK(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("cpu_atom/slots/"));
 }

@@ -302,3 +302,36 @@ TEST_CASE("CountValue::scaled extrapolates by time enabled over time running", "
     v.time_running_ns = 1;
     CHECK(v.scaled() == UINT64_MAX);
 }
+
+TEST_CASE("on a hybrid part each event is shown per core type, as perf's cpu_core/cpu_atom",
+          "[stat]")
+{
+    auto t = sample();  // CPUs 0 (a P-core) and 2 (an E-core)
+    t.enabled_ns = {{100, 100}, {100, 100}, {100, 0}};
+    t.running_ns = {{100, 100}, {100, 100}, {100, 0}};
+    t.absent = {{false, false}, {false, false}, {false, true}};
+    archpmu::StatFormat f;
+    f.core_types = {{0, "core"}, {2, "atom"}};
+    const auto human = archpmu::stat_human(t, f);
+    CHECK_THAT(human, Catch::Contains("1,000      cpu_core/cycles/"));
+    CHECK_THAT(human, Catch::Contains("3,000      cpu_atom/cycles/"));
+    // IPC per core type: 2000 / 1000 and 1000 / 3000.
+    CHECK_THAT(human, Catch::Contains("#   2.00 insn per cycle"));
+    CHECK_THAT(human, Catch::Contains("#   0.33 insn per cycle"));
+    CHECK_THAT(human, Catch::Contains("<not supported>      cpu_atom/branches:u/"));
+    f.separator = ",";
+    const auto csv = archpmu::stat_csv(t, f);
+    CHECK_THAT(csv, Catch::StartsWith("1000,,cpu_core/cycles/,100,100.00,,,fixed1\n"
+                                      "3000,,cpu_atom/cycles/,100,100.00,,,fixed1\n"));
+    CHECK_THAT(csv, Catch::Contains("<not supported>,,cpu_atom/branches:u/,0,100.00,,,gp3\n"));
+    CHECK_THAT(archpmu::stat_json_lines(t, f), Catch::Contains(R"("event" : "cpu_core/cycles/")"));
+    const auto doc = nlohmann::json::parse(archpmu::stat_json(t, f));
+    CHECK(doc["events"][0]["value"] == 4000);
+    CHECK(doc["events"][0]["per_core_type"] == nlohmann::json({{"core", 1000}, {"atom", 3000}}));
+    CHECK(doc["events"][2]["per_core_type"]["atom"].is_null());
+    // -A: a line per CPU, not per core type; not hybrid: one line.
+    f.per_cpu = true;
+    CHECK(archpmu::stat_csv(t, f).find("cpu_core/") == std::string::npos);
+    CHECK_FALSE(
+        nlohmann::json::parse(archpmu::stat_json(t, {}))["events"][0].contains("per_core_type"));
+}

@@ -12,9 +12,6 @@
 namespace archpmu {
 namespace {
 
-// A count's scope: one CPU (an index into StatTotals::cpus) or their sum.
-constexpr std::size_t kAllCpus = static_cast<std::size_t>(-1);
-
 std::uint64_t sum_of(const std::vector<std::uint64_t>& xs)
 {
     std::uint64_t sum = 0;
@@ -23,49 +20,73 @@ std::uint64_t sum_of(const std::vector<std::uint64_t>& xs)
     return sum;
 }
 
-std::uint64_t value_of(const StatTotals& t, std::size_t e, std::size_t c)
-{
-    return c == kAllCpus ? t.total(e) : t.per_cpu.at(e).at(c);
-}
+// What one line counts: one CPU (-A), the CPUs of one core type (a hybrid part:
+// perf's cpu_core/NAME/ and cpu_atom/NAME/), or every CPU.
+struct Scope {
+    std::vector<std::size_t> cpus;  // indices into StatTotals::cpus
+    bool one_cpu = false;
+    std::string core_type;  // "core", "atom"; empty: not split by core type
+};
 
-std::uint64_t times_of(const std::vector<std::vector<std::uint64_t>>& ns, std::size_t e,
-                       std::size_t c)
+std::uint64_t sum_over(const std::vector<std::vector<std::uint64_t>>& xs, std::size_t e,
+                       const Scope& sc)
 {
-    if (e >= ns.size())
+    if (e >= xs.size())
         return 0;
-    return c == kAllCpus ? sum_of(ns[e]) : ns[e].at(c);
+    std::uint64_t sum = 0;
+    for (const std::size_t c : sc.cpus)
+        sum += xs[e].at(c);
+    return sum;
 }
 
-double pct_of(const StatTotals& t, std::size_t e, std::size_t c)
+std::uint64_t value_of(const StatTotals& t, std::size_t e, const Scope& sc)
 {
-    return c == kAllCpus ? t.running_pct(e) : t.running_pct(e, c);
+    return sum_over(t.per_cpu, e, sc);
 }
 
-// perf's <not supported>: the core type lacks the event (on every CPU, for a sum).
-bool absent(const StatTotals& t, std::size_t e, std::size_t c)
+// perf's "(NN.NN%)": the time on the PMU in percent of the time enabled; 100 when
+// never enabled (StatTotals::running_pct over the scope's CPUs).
+double pct_of(const StatTotals& t, std::size_t e, const Scope& sc)
 {
-    if (e >= t.absent.size() || t.absent[e].empty())
+    if (e >= t.enabled_ns.size())
+        return 100.0;
+    const std::uint64_t ena = sum_over(t.enabled_ns, e, sc);
+    return ena == 0 ? 100.0
+                    : 100.0 * static_cast<double>(sum_over(t.running_ns, e, sc)) /
+                          static_cast<double>(ena);
+}
+
+// perf's <not supported>: the core type lacks the event (on every CPU of the scope).
+bool absent(const StatTotals& t, std::size_t e, const Scope& sc)
+{
+    if (e >= t.absent.size() || t.absent[e].empty() || sc.cpus.empty())
         return false;
-    if (c != kAllCpus)
-        return t.absent[e].at(c);
-    return std::all_of(t.absent[e].begin(), t.absent[e].end(), [](bool a) { return a; });
+    return std::all_of(sc.cpus.begin(), sc.cpus.end(),
+                       [&](std::size_t c) { return static_cast<bool>(t.absent[e].at(c)); });
 }
 
 // The count as perf shows it: the number, <not supported> or <not counted> (it
 // never was on the PMU).
-std::string shown_count(const StatTotals& t, std::size_t e, std::size_t c, bool grouped)
+std::string shown_count(const StatTotals& t, std::size_t e, const Scope& sc, bool grouped)
 {
-    if (absent(t, e, c))
+    if (absent(t, e, sc))
         return "<not supported>";
-    if (pct_of(t, e, c) == 0.0)
+    if (pct_of(t, e, sc) == 0.0)
         return "<not counted>";
-    const std::uint64_t v = value_of(t, e, c);
+    const std::uint64_t v = value_of(t, e, sc);
     return grouped ? thousands(v) : std::to_string(v);
 }
 
-bool counted(const StatTotals& t, std::size_t e, std::size_t c)
+bool counted(const StatTotals& t, std::size_t e, const Scope& sc)
 {
-    return !absent(t, e, c) && pct_of(t, e, c) != 0.0;
+    return !absent(t, e, sc) && pct_of(t, e, sc) != 0.0;
+}
+
+// The event's name on a line: perf's cpu_core/NAME/ for one core type's sum.
+std::string event_name(const StatTotals& t, std::size_t e, const Scope& sc)
+{
+    return sc.core_type.empty() ? t.events[e].name
+                                : "cpu_" + sc.core_type + "/" + t.events[e].name + "/";
 }
 
 int find_event(const StatTotals& t, std::uint32_t code)
@@ -85,7 +106,7 @@ struct Metric {
     std::string human;  // "#  1.23 insn per cycle"
 };
 
-Metric metric_of(const StatTotals& t, std::size_t e, std::size_t c)
+Metric metric_of(const StatTotals& t, std::size_t e, const Scope& c)
 {
     // As perf 6.1's stat-shadow.c: IPC needs cycles that counted; the miss ratios
     // need their base event in the list (a zero base gives 0).
@@ -144,14 +165,35 @@ std::string machine_pct(std::uint64_t run, std::uint64_t ena)
     return fmt::format("{}.00", pct);
 }
 
-std::vector<std::size_t> scopes(const StatTotals& t, const StatFormat& f)
+// The lines of each event: per CPU with -A; else per core type on a hybrid part
+// (P-cores first, as perf), else one.
+std::vector<Scope> scopes(const StatTotals& t, const StatFormat& f)
 {
-    if (!f.per_cpu)
-        return {kAllCpus};
-    std::vector<std::size_t> out(t.cpus.size());
-    for (std::size_t c = 0; c < out.size(); ++c)
-        out[c] = c;
-    return out;
+    std::vector<Scope> out;
+    if (f.per_cpu) {
+        for (std::size_t c = 0; c < t.cpus.size(); ++c)
+            out.push_back({{c}, true, ""});
+        return out;
+    }
+    for (const char* type : {"core", "atom"}) {
+        Scope sc{{}, false, type};
+        for (std::size_t c = 0; c < t.cpus.size(); ++c) {
+            const auto it = f.core_types.find(t.cpus[c]);
+            if (it != f.core_types.end() && it->second == type)
+                sc.cpus.push_back(c);
+        }
+        if (!sc.cpus.empty())
+            out.push_back(std::move(sc));
+    }
+    std::size_t split = 0;
+    for (const auto& sc : out)
+        split += sc.cpus.size();
+    if (out.size() > 1 && split == t.cpus.size())
+        return out;
+    Scope all;
+    for (std::size_t c = 0; c < t.cpus.size(); ++c)
+        all.cpus.push_back(c);
+    return {all};
 }
 
 }  // namespace
@@ -184,7 +226,7 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
         fmt::format_to(it, ":\n\n");
     }
     // perf's multiplexing note: "(NN.NN%)" of the time enabled; none beside <...>.
-    const auto running = [&](std::size_t e, std::size_t c) {
+    const auto running = [&](std::size_t e, const Scope& c) {
         const double pct = pct_of(t, e, c);
         return counted(t, e, c) && pct < 100.0 ? fmt::format("  ({:.2f}%)", pct) : std::string();
     };
@@ -193,19 +235,20 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
     };
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         const std::string counter = counter_label(t, e);
-        for (const std::size_t c : scopes(t, f)) {
+        for (const Scope& c : scopes(t, f)) {
             fmt::format_to(it, "{}", prefix);
-            if (c != kAllCpus)
-                fmt::format_to(
-                    it, "{:<14}",
-                    "CPU" + std::to_string(t.cpus[c]) + (t.offline[c] ? "(offline)" : ""));
-            fmt::format_to(it, "{:>20}      {:<24}", shown_count(t, e, c, true), t.events[e].name);
+            if (c.one_cpu)
+                fmt::format_to(it, "{:<14}",
+                               "CPU" + std::to_string(t.cpus[c.cpus[0]]) +
+                                   (t.offline[c.cpus[0]] ? "(offline)" : ""));
+            fmt::format_to(it, "{:>20}      {:<24}", shown_count(t, e, c, true),
+                           event_name(t, e, c));
             const Metric m = metric_of(t, e, c);
-            if (c != kAllCpus || m.human.empty())
+            if (c.one_cpu || m.human.empty())
                 fmt::format_to(it, "{}{}{}{}\n",
                                t.runs > 1 ? fmt::format("{:<8}", counter) : counter,
-                               t.runs > 1 && c == kAllCpus ? std::string(32, ' ') : std::string(),
-                               c == kAllCpus ? noise(e) : std::string(), running(e, c));
+                               t.runs > 1 && !c.one_cpu ? std::string(32, ' ') : std::string(),
+                               c.one_cpu ? std::string() : noise(e), running(e, c));
             else
                 fmt::format_to(it, "{:<8}  {}{}{}\n", counter,
                                t.runs > 1 ? fmt::format("{:<30}", m.human) : m.human, noise(e),
@@ -232,16 +275,16 @@ std::string stat_csv(const StatTotals& t, const StatFormat& f)
     auto it = std::back_inserter(out);
     const std::string& s = f.separator;
     for (std::size_t e = 0; e < t.events.size(); ++e) {
-        for (const std::size_t c : scopes(t, f)) {
+        for (const Scope& c : scopes(t, f)) {
             if (f.interval_ns >= 0)
                 fmt::format_to(it, "{}{}", interval_stamp(f.interval_ns), s);
-            if (c != kAllCpus)
-                fmt::format_to(it, "CPU{}{}", t.cpus[c], s);
-            fmt::format_to(it, "{}{}{}{}", shown_count(t, e, c, false), s, s, t.events[e].name);
+            if (c.one_cpu)
+                fmt::format_to(it, "CPU{}{}", t.cpus[c.cpus[0]], s);
+            fmt::format_to(it, "{}{}{}{}", shown_count(t, e, c, false), s, s, event_name(t, e, c));
             if (t.runs > 1)  // perf: the event's noise on its per-CPU lines too
                 fmt::format_to(it, "{}{:.2f}%", s, t.noise_pct.at(e));
-            const std::uint64_t run = times_of(t.running_ns, e, c);
-            const std::uint64_t ena = times_of(t.enabled_ns, e, c);
+            const std::uint64_t run = sum_over(t.running_ns, e, c);
+            const std::uint64_t ena = sum_over(t.enabled_ns, e, c);
             fmt::format_to(it, "{}{}{}{}", s, run, s, machine_pct(run, ena));
             const Metric m = counted(t, e, c) ? metric_of(t, e, c) : Metric{};
             fmt::format_to(it, "{}{}{}{}", s, m.value, s, m.value.empty() ? "" : m.unit);
@@ -256,24 +299,24 @@ std::string stat_json_lines(const StatTotals& t, const StatFormat& f)
     fmt::memory_buffer out;
     auto it = std::back_inserter(out);
     for (std::size_t e = 0; e < t.events.size(); ++e) {
-        for (const std::size_t c : scopes(t, f)) {
+        for (const Scope& c : scopes(t, f)) {
             if (f.interval_ns >= 0)
                 fmt::format_to(it, "{{\"interval\" : {}.{:09}, ", f.interval_ns / 1000000000,
                                f.interval_ns % 1000000000);
             else
                 fmt::format_to(it, "{{");
-            if (c != kAllCpus)
-                fmt::format_to(it, R"("cpu" : "{}", )", t.cpus[c]);
+            if (c.one_cpu)
+                fmt::format_to(it, R"("cpu" : "{}", )", t.cpus[c.cpus[0]]);
             const bool is_counted = counted(t, e, c);
             const std::string value =
                 is_counted ? fmt::format("{:f}", static_cast<double>(value_of(t, e, c)))
                            : shown_count(t, e, c, false);
             fmt::format_to(it, R"("counter-value" : "{}", "unit" : "", "event" : {}, )", value,
-                           nlohmann::json(t.events[e].name).dump());
+                           nlohmann::json(event_name(t, e, c)).dump());
             if (t.runs > 1)
                 fmt::format_to(it, "\"variance\" : {:.2f}, ", t.noise_pct.at(e));
-            const std::uint64_t run = times_of(t.running_ns, e, c);
-            const std::uint64_t ena = times_of(t.enabled_ns, e, c);
+            const std::uint64_t run = sum_over(t.running_ns, e, c);
+            const std::uint64_t ena = sum_over(t.enabled_ns, e, c);
             fmt::format_to(it, R"("event-runtime" : {}, "pcnt-running" : {}, )", run,
                            machine_pct(run, ena));
             // perf prints a missing metric's unit as printf prints a null string.
@@ -313,6 +356,15 @@ std::string stat_json(const StatTotals& t, const StatFormat& f)
             j["time_running_ns"] = sum_of(t.running_ns[e]);
         }
         j["running_pct"] = t.running_pct(e);
+        const auto split = scopes(t, f);
+        if (!f.per_cpu && split.size() > 1) {
+            nlohmann::ordered_json by_type;
+            for (const auto& sc : split)
+                by_type[sc.core_type] = absent(t, e, sc)
+                                            ? nlohmann::ordered_json(nullptr)
+                                            : nlohmann::ordered_json(value_of(t, e, sc));
+            j["per_core_type"] = std::move(by_type);
+        }
         if (t.runs > 1)
             j["stddev_pct"] = t.noise_pct.at(e);
         doc["events"].push_back(std::move(j));

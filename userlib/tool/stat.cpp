@@ -151,6 +151,10 @@ StatFormat format_of(const StatOptions& opts)
     fmt.separator = opts.separator;
     fmt.target = target_label(opts);
     fmt.task = !opts.system_wide;
+    // A hybrid part: each event per core type, as perf's cpu_core/NAME/.
+    for (const auto& cpu : Device(opts.device).all_cpu_info())
+        if (cpu.hybrid())
+            fmt.core_types[cpu.cpu] = std::string(to_string(cpu.core_type));
     return fmt;
 }
 

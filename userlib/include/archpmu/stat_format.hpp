@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "archpmu/stat_report.hpp"
@@ -26,6 +27,10 @@ struct StatFormat {
     // with it (the document has "interval"). -1: not an interval.
     std::int64_t interval_ns = -1;
     bool interval_header = false;  // -I, human: perf's column header first
+    // CPU -> "core" or "atom" on a hybrid part (empty otherwise): each event is then
+    // shown per core type, as perf's cpu_core/NAME/ and cpu_atom/NAME/ (not with -A),
+    // and --json adds "per_core_type" (null where the type lacks the event).
+    std::map<std::uint32_t, std::string> core_types;
 };
 
 // The report in f.style.
