@@ -88,16 +88,20 @@ install: module
 	DESTDIR=$(DESTDIR) cmake --install $(INSTALL_BUILD)
 	install -D -m 0644 module/archpmu.ko $(DESTDIR)/lib/modules/$(ARCHPMU_KVER)/extra/archpmu.ko
 	install -D -m 0644 udev/99-archpmu.rules $(DESTDIR)/etc/udev/rules.d/99-archpmu.rules
-	@if [ -z "$(DESTDIR)" ]; then depmod -a $(ARCHPMU_KVER); \
+	@if [ -z "$(DESTDIR)" ]; then depmod -a $(ARCHPMU_KVER) && ldconfig; \
 	else echo "install: staged in $(DESTDIR); run depmod -a $(ARCHPMU_KVER) where it lands"; fi
+	@if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null && dkms status archpmu 2>/dev/null | grep -q .; then \
+		echo "install: warning: DKMS has archpmu too; its module (updates/dkms) is the one modprobe loads:" \
+			"dkms remove archpmu/$(VERSION) --all to use this one"; fi
 
 # The sources DKMS builds: Kbuild, dkms.conf, module/ (not the tests' helpers), uapi/.
 dkms:
-	rm -rf $(DKMS_SRC)
-	install -d $(DKMS_SRC)
+	@if [ -z "$(DESTDIR)" ]; then dkms remove -m archpmu -v $(VERSION) --all >/dev/null 2>&1 || true; fi
+	rm -rf "$(DKMS_SRC)"
+	install -d "$(DKMS_SRC)"
 	tar -c --exclude=module/test --exclude='*.o' --exclude='*.ko' --exclude='*.mod' \
 		--exclude='*.mod.c' --exclude='.*.cmd' --exclude=modules.order \
-		--exclude=Module.symvers Kbuild dkms.conf module uapi | tar -x -C $(DKMS_SRC)
+		--exclude=Module.symvers Kbuild dkms.conf module uapi | tar -x -C "$(DKMS_SRC)"
 	@if [ -z "$(DESTDIR)" ]; then \
 		dkms add -m archpmu -v $(VERSION) && \
 		dkms install -m archpmu -v $(VERSION) -k $(ARCHPMU_KVER); \

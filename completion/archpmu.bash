@@ -16,6 +16,21 @@ _archpmu_model_events()
 	printf '%s\n' "$_archpmu_model_event_names"
 }
 
+# The COMP_WORDS index of words[$1]: _init_completion -n =: joins the words bash
+# split at ':' and '=' (cycles:u, --duration=5), _command_offset counts COMP_WORDS.
+_archpmu_comp_index()
+{
+	local k j=0 joined
+	for ((k = 0; k < $1; k++)); do
+		joined=""
+		while [[ $joined != "${words[k]}" ]] && ((j < ${#COMP_WORDS[@]})); do
+			joined+=${COMP_WORDS[j]}
+			((j++))
+		done
+	done
+	echo "$j"
+}
+
 _archpmu()
 {
 	local cur prev words cword
@@ -78,15 +93,15 @@ _archpmu()
 	if [[ $cmd == stat || $cmd == record ]]; then
 		for ((i = start; i < cword; i++)); do
 			if [[ ${words[i]} == -- ]]; then
-				_command_offset $((i + 1))
+				_command_offset "$(_archpmu_comp_index $((i + 1)))"
 				return
 			fi
-			if [[ " ${with_value//$'\n'/ } " == *" ${words[i]} "* ]]; then
+			if [[ " ${with_value//[$'\n\t']/ } " == *" ${words[i]} "* ]]; then
 				((i++))
 				continue
 			fi
 			if [[ ${words[i]} != -* ]]; then
-				_command_offset $i
+				_command_offset "$(_archpmu_comp_index $i)"
 				return
 			fi
 		done

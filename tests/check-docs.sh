@@ -36,7 +36,9 @@ completions=$(bash -c '
 	source "$1"
 	complete_words() {
 		COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
-		COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()
+		# As bash splits them: ":" and "=" are words of their own, glued in the line.
+		COMP_LINE=$(sed "s/ \([:=]\) /\1/g" <<<"${COMP_WORDS[*]}"); COMP_POINT=${#COMP_LINE}
+		COMPREPLY=()
 		_archpmu archpmu "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}" 2>/dev/null
 		echo "$* => ${COMPREPLY[*]}"
 	}
@@ -45,6 +47,8 @@ completions=$(bash -c '
 	complete_words archpmu stat -e cycles,instr
 	complete_words archpmu stat -e cycles sle
 	complete_words archpmu -d /dev/archpmu rec
+	complete_words archpmu stat -x , sle
+	complete_words archpmu stat -e cycles : u sle
 ' _ "$top/completion/archpmu.bash")
 grep -qx "archpmu st => stat" <<<"$completions" || bad "completion of 'archpmu st': $completions"
 grep -qx "archpmu stat --app => --append" <<<"$completions" || bad "completion of --app"
@@ -52,5 +56,8 @@ grep -qx "archpmu stat -e cycles,instr => cycles,instructions" <<<"$completions"
 	bad "completion of an event list"
 grep -q "^archpmu stat -e cycles sle => .*sleep" <<<"$completions" || bad "completion of the COMMAND"
 grep -qx "archpmu -d /dev/archpmu rec => record" <<<"$completions" || bad "completion after -d"
+# An option's value is not the COMMAND (-x SEP), and a modifier's ':' does not shift it.
+grep -q "^archpmu stat -x , sle => .*sleep" <<<"$completions" || bad "completion after -x SEP"
+grep -q "^archpmu stat -e cycles : u sle => .*sleep" <<<"$completions" || bad "completion after cycles:u"
 [ "$fail" = 0 ] && echo "docs test passed: $(ls "$build"/man | wc -l) man pages, completion"
 exit "$fail"

@@ -272,7 +272,7 @@ TEST_CASE("good command lines parse into checked options", "[stat-args]")
     CHECK_THAT(help, Contains("--duration"));
 }
 
-TEST_CASE("the archpmu binary refuses bad arguments with one stderr line", "[stat-args]")
+TEST_CASE("the archpmu binary refuses bad arguments with the reason and the usage", "[stat-args]")
 {
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
         {{"stat", "--duration", "1e10"}, "archpmu stat: --duration: '1e10' is out of range"},

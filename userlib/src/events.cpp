@@ -133,8 +133,12 @@ std::optional<std::uint64_t> model_specific_config(std::string_view whole, std::
     try {
         return pfm_event_config(std::string(base));
     } catch (const Error& e) {
+        // Error's message without the errno text std::system_error appends.
         std::string why = e.what();
-        why.resize(why.rfind(": ") == std::string::npos ? why.size() : why.rfind(": "));
+        const std::string suffix = ": " + e.code().message();
+        if (why.size() >= suffix.size() &&
+            why.compare(why.size() - suffix.size(), suffix.size(), suffix) == 0)
+            why.resize(why.size() - suffix.size());
         bad(whole, 0, base.size(), why);
     }
 }

@@ -52,7 +52,7 @@ std::vector<pfm_pmu_info_t> intel_core_pmus()
     return out;
 }
 
-enum class Encoded { ok, unknown, unprogrammable };
+enum class Encoded { ok, unknown, needs_umask, unprogrammable };
 
 // libpfm4's encoding of "PMU::EVENT[:UMASK]" as EventSpec::config bits.
 Encoded encode(const std::string& pmu, const std::string& event, std::uint64_t& config)
@@ -64,9 +64,12 @@ Encoded encode(const std::string& pmu, const std::string& event, std::uint64_t& 
     arg.count = static_cast<int>(codes.size());
     const std::string full = pmu + "::" + event;
     const int ret = pfm_get_os_event_encoding(full.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_NONE, &arg);
+    if (ret == PFM_ERR_NOTFOUND || ret == PFM_ERR_ATTR)
+        return Encoded::unknown;
+    if (ret == PFM_ERR_UMASK)
+        return Encoded::needs_umask;
     if (ret != PFM_SUCCESS)
-        return ret == PFM_ERR_NOTFOUND || ret == PFM_ERR_ATTR ? Encoded::unknown
-                                                              : Encoded::unprogrammable;
+        return Encoded::unprogrammable;
     // A second code is another MSR (offcore response, load latency).
     if (arg.count != 1 || (codes[0] & ~(kPfmControlBits | kProgrammableBits)) != 0)
         return Encoded::unprogrammable;
@@ -91,44 +94,6 @@ std::string pfm_pmu_name()
     return names;
 }
 
-std::vector<PfmEvent> pfm_events()
-{
-    std::vector<PfmEvent> out;
-    const auto pmus = intel_core_pmus();
-    if (pmus.empty())
-        return out;
-    const auto* pmu = &pmus.front();  // on a hybrid part, the P-cores' names
-    for (int idx = pmu->first_event; idx != -1; idx = pfm_get_event_next(idx)) {
-        pfm_event_info_t event{};
-        event.size = sizeof(event);
-        if (pfm_get_event_info(idx, PFM_OS_NONE, &event) != PFM_SUCCESS || !event.name)
-            continue;
-        bool has_umask = false;
-        for (int a = 0; a < event.nattrs; ++a) {
-            pfm_event_attr_info_t attr{};
-            attr.size = sizeof(attr);
-            if (pfm_get_event_attr_info(idx, a, PFM_OS_NONE, &attr) != PFM_SUCCESS ||
-                attr.type != PFM_ATTR_UMASK || !attr.name)
-                continue;
-            has_umask = true;
-            PfmEvent e;
-            if (encode(pmu->name, std::string(event.name) + ":" + attr.name, e.config) !=
-                Encoded::ok)
-                continue;
-            e.name = upper(std::string(event.name) + "." + attr.name);
-            e.description = attr.desc ? attr.desc : (event.desc ? event.desc : "");
-            out.push_back(std::move(e));
-        }
-        PfmEvent e;
-        if (!has_umask && encode(pmu->name, event.name, e.config) == Encoded::ok) {
-            e.name = upper(event.name);
-            e.description = event.desc ? event.desc : "";
-            out.push_back(std::move(e));
-        }
-    }
-    return out;
-}
-
 namespace {
 
 // One PMU's encoding of a name in perf's or libpfm4's spelling. perf's
@@ -148,31 +113,104 @@ Encoded encode_name(const std::string& pmu, const std::string& name, std::uint64
 
 }  // namespace
 
+namespace {
+
+std::string refusal(const std::string& name, const std::string& pmu, Encoded why)
+{
+    if (why == Encoded::needs_umask)
+        return "event '" + name + "' (libpfm4, " + pmu +
+               ") needs a unit mask: EVENT.UMASK ('archpmu list " + name + "' names them)";
+    return "event '" + name + "' (libpfm4, " + pmu +
+           ") needs more than an event select: another MSR (offcore response, load latency) "
+           "or a filter archpmu does not program";
+}
+
+// The encoding every core type agrees on (archpmu programs one on every CPU),
+// or the reason there is none.
+Encoded encode_everywhere(const std::vector<pfm_pmu_info_t>& pmus, const std::string& name,
+                          std::uint64_t& config, std::string& why)
+{
+    const Encoded first = encode_name(pmus.front().name, name, config);
+    if (first != Encoded::ok) {
+        if (first != Encoded::unknown)
+            why = refusal(name, pmus.front().name, first);
+        return first;
+    }
+    for (std::size_t i = 1; i < pmus.size(); ++i) {
+        std::uint64_t other = 0;
+        const Encoded there = encode_name(pmus[i].name, name, other);
+        if (there == Encoded::ok && other == config)
+            continue;
+        why = "event '" + name + "' is " +
+              (there == Encoded::unknown ? "not known"
+               : there == Encoded::ok    ? "encoded differently"
+                                         : "not programmable") +
+              " on " + pmus[i].name + " (libpfm4), unlike " + pmus.front().name +
+              "; archpmu programs one encoding on every CPU: give it raw "
+              "(cpu/event=...,umask=.../) with -C for one core type";
+        return Encoded::unprogrammable;
+    }
+    return Encoded::ok;
+}
+
+}  // namespace
+
+std::vector<PfmEvent> pfm_events()
+{
+    std::vector<PfmEvent> out;
+    const auto pmus = intel_core_pmus();
+    if (pmus.empty())
+        return out;
+    // On a hybrid part: the P-cores' names that encode the same on every core type.
+    const auto* pmu = &pmus.front();
+    std::string why;
+    for (int idx = pmu->first_event; idx != -1; idx = pfm_get_event_next(idx)) {
+        pfm_event_info_t event{};
+        event.size = sizeof(event);
+        if (pfm_get_event_info(idx, PFM_OS_NONE, &event) != PFM_SUCCESS || !event.name)
+            continue;
+        bool has_umask = false;
+        for (int a = 0; a < event.nattrs; ++a) {
+            pfm_event_attr_info_t attr{};
+            attr.size = sizeof(attr);
+            if (pfm_get_event_attr_info(idx, a, PFM_OS_NONE, &attr) != PFM_SUCCESS ||
+                attr.type != PFM_ATTR_UMASK || !attr.name)
+                continue;
+            has_umask = true;
+            PfmEvent e;
+            e.name = upper(std::string(event.name) + "." + attr.name);
+            if (encode_everywhere(pmus, e.name, e.config, why) != Encoded::ok)
+                continue;
+            e.description = attr.desc ? attr.desc : (event.desc ? event.desc : "");
+            out.push_back(std::move(e));
+        }
+        PfmEvent e;
+        e.name = upper(event.name);
+        if (!has_umask && encode_everywhere(pmus, e.name, e.config, why) == Encoded::ok) {
+            e.description = event.desc ? event.desc : "";
+            out.push_back(std::move(e));
+        }
+    }
+    return out;
+}
+
 std::optional<std::uint64_t> pfm_event_config(const std::string& name)
 {
     const auto pmus = intel_core_pmus();
     if (pmus.empty() || name.empty())
         return std::nullopt;
     std::uint64_t config = 0;
-    const Encoded first = encode_name(pmus.front().name, name, config);
-    if (first == Encoded::unknown)
-        return std::nullopt;
-    if (first == Encoded::unprogrammable)
-        throw Error(EINVAL, "event '" + name + "' (libpfm4, " + pmus.front().name +
-                                ") needs more than an event select: another MSR (offcore "
-                                "response, load latency) or a filter archpmu does not program");
-    // archpmu programs one encoding on every CPU: on a hybrid part the name must
-    // mean the same on each core type.
-    for (std::size_t i = 1; i < pmus.size(); ++i) {
-        std::uint64_t other = 0;
-        if (encode_name(pmus[i].name, name, other) != Encoded::ok || other != config)
-            throw Error(EINVAL, "event '" + name + "' is " +
-                                    (other ? "encoded differently" : "not known") + " on " +
-                                    pmus[i].name + " (libpfm4) than on " + pmus.front().name +
-                                    "; archpmu programs one encoding on every CPU: give it "
-                                    "raw (cpu/event=...,umask=.../) with -C for one core type");
+    std::string why;
+    switch (encode_everywhere(pmus, name, config, why)) {
+        case Encoded::ok:
+            return config;
+        case Encoded::unknown:
+            return std::nullopt;
+        case Encoded::needs_umask:
+        case Encoded::unprogrammable:
+            break;
     }
-    return config;
+    throw Error(EINVAL, why);
 }
 
 }  // namespace archpmu

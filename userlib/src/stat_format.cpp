@@ -82,11 +82,24 @@ bool counted(const StatTotals& t, std::size_t e, const Scope& sc)
     return !absent(t, e, sc) && pct_of(t, e, sc) != 0.0;
 }
 
-// The event's name on a line: perf's cpu_core/NAME/ for one core type's sum.
+// The event's name on a line: for one core type's sum perf's cpu_core/NAME/MODS
+// (cpu_atom/branches/u; cpu/event=.../ becomes cpu_atom/event=.../).
 std::string event_name(const StatTotals& t, std::size_t e, const Scope& sc)
 {
-    return sc.core_type.empty() ? t.events[e].name
-                                : "cpu_" + sc.core_type + "/" + t.events[e].name + "/";
+    const std::string& name = t.events[e].name;
+    if (sc.core_type.empty())
+        return name;
+    std::string base = name;
+    std::string mods;
+    const std::size_t close = name.rfind('/');
+    const std::size_t cut = name.find_first_of(":@", close == std::string::npos ? 0 : close);
+    if (cut != std::string::npos) {
+        base = name.substr(0, cut);
+        mods = name.substr(name[cut] == ':' ? cut + 1 : cut);
+    }
+    if (base.size() > 5 && base.compare(0, 4, "cpu/") == 0 && base.back() == '/')
+        base = base.substr(4, base.size() - 5);
+    return "cpu_" + sc.core_type + "/" + base + "/" + mods;
 }
 
 int find_event(const StatTotals& t, std::uint32_t code)

@@ -101,8 +101,7 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
         info = dev.info();
         cpus = dev.all_cpu_info();
     } catch (const Error& e) {
-        if (!json)
-            std::cerr << "archpmu list: " << e.what() << "; availability not shown\n";
+        std::cerr << "archpmu list: " << e.what() << "; availability not shown\n";
     }
     const bool model = info && info->backend == Backend::model;
     const std::string pmu = pfm_pmu_name();
