@@ -4,7 +4,7 @@
 namespace archpmu {
 
 Error::Error(int errnum, const std::string& what)
-    : std::system_error(errnum, std::generic_category(), what)
+    : std::system_error(errnum, std::generic_category(), what), reason_(what)
 {
 }
 

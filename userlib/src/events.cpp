@@ -133,13 +133,7 @@ std::optional<std::uint64_t> model_specific_config(std::string_view whole, std::
     try {
         return pfm_event_config(std::string(base));
     } catch (const Error& e) {
-        // Error's message without the errno text std::system_error appends.
-        std::string why = e.what();
-        const std::string suffix = ": " + e.code().message();
-        if (why.size() >= suffix.size() &&
-            why.compare(why.size() - suffix.size(), suffix.size(), suffix) == 0)
-            why.resize(why.size() - suffix.size());
-        bad(whole, 0, base.size(), why);
+        bad(whole, 0, base.size(), e.reason());
     }
 }
 

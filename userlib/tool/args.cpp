@@ -25,16 +25,10 @@ constexpr std::string_view kDefaultEvents = "cycles,instructions,ref-cycles,bran
     throw Error(EINVAL, std::string(option) + ": " + why);
 }
 
-// An archpmu::Error's message without the errno text std::system_error appends,
-// and only its first line (an event's message goes on with a caret).
+// An archpmu::Error's reason, only its first line (an event's message goes on with a caret).
 std::string reason(const Error& e)
 {
-    std::string msg = e.what();
-    const std::string suffix = ": " + e.code().message();
-    if (msg.size() >= suffix.size() &&
-        msg.compare(msg.size() - suffix.size(), suffix.size(), suffix) == 0)
-        msg.resize(msg.size() - suffix.size());
-    return msg.substr(0, msg.find('\n'));
+    return e.reason().substr(0, e.reason().find('\n'));
 }
 
 std::string one_line(std::string text)

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,21 +19,16 @@
 namespace archpmu::tool {
 namespace {
 
-std::string lower(std::string s)
-{
-    for (auto& c : s)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-// perf list's PATTERN: a glob, else a substring, in any case.
+// perf list's PATTERN: a glob, else a substring, in any case (a substring is the glob
+// *PATTERN* with no escapes).
 bool matches(const std::string& name, const std::string& pattern)
 {
     if (pattern.empty())
         return true;
     if (pattern.find_first_of("*?[") != std::string::npos)
         return ::fnmatch(pattern.c_str(), name.c_str(), FNM_CASEFOLD) == 0;
-    return lower(name).find(lower(pattern)) != std::string::npos;
+    const std::string substring = "*" + pattern + "*";
+    return ::fnmatch(substring.c_str(), name.c_str(), FNM_CASEFOLD | FNM_NOESCAPE) == 0;
 }
 
 // Which CPUs (and, on a hybrid part, which core types) have architectural event `bit`.

@@ -12,6 +12,11 @@ namespace archpmu {
 class Error : public std::system_error {
 public:
     Error(int errnum, const std::string& what);
+    // The message alone, without the errno text std::system_error appends to what().
+    [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
+
+private:
+    std::string reason_;
 };
 
 }  // namespace archpmu
