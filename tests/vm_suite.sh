@@ -41,13 +41,6 @@ if [ -n "${ARCHPMU_KO:-}" ] && [ ! -f "$ARCHPMU_KO" ]; then
 	echo "vm_suite: $ARCHPMU_KO is missing: run 'make check' (it builds it)" >&2
 	exit 125
 fi
-# With more vCPUs than the host has cores, the scheduler's tracepoints get their
-# probes at boot, so that task sessions patch no kernel text under TCG (the why
-# is in tests/vm_hold_tracepoints.sh).
-if [ "$ncpu" -gt 2 ]; then
-	export ARCHPMU_VM_APPEND="${ARCHPMU_VM_APPEND:-} trace_event=sched:sched_switch,sched:sched_process_fork,sched:sched_process_exec"
-	set -- "$top/tests/vm_hold_tracepoints.sh" "$@"
-fi
 # The run, then its figures for README's Reliability table: the
 # "reliability: NAME VALUE" lines the suite prints, added up, and the count
 # of kernel reports (WARNING, BUG, KASAN, lockdep, UBSAN, leaks) it caused.
