@@ -355,4 +355,16 @@ TEST_CASE("on the impersonated Arrow Lake, slots counts on the P-cores and shows
     const auto r = run_tool("stat -e slots -- true");
     CHECK(r.status == 0);
     CHECK_THAT(r.out, Catch::Contains("cpu_atom/slots/"));
+    // A command that never runs on a P-core (CPU 1 is an E-core): <not counted>
+    // there and no IPC, as perf, not a count of 0.
+    const auto pinned =
+        lines_of(stderr_of("taskset -c 1 " + tool() + " stat -x, -e cycles,instructions -- true"));
+    INFO(joined_lines(pinned));
+    REQUIRE(pinned.size() == 4);
+    CHECK(matches(pinned[0], "<not counted>,,cpu_core/cycles/,0,100\\.00,,,fixed1"));
+    CHECK(matches(pinned[1], "[1-9][0-9]*,,cpu_atom/cycles/,[1-9][0-9]*,100\\.00,,,fixed1"));
+    CHECK(matches(pinned[2], "<not counted>,,cpu_core/instructions/,0,100\\.00,,,fixed0"));
+    CHECK(matches(pinned[3],
+                  "[1-9][0-9]*,,cpu_atom/instructions/,[0-9]+,100\\.00,"
+                  "[0-9]+\\.[0-9]{2},insn per cycle,fixed0"));
 }

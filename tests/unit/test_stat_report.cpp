@@ -335,3 +335,32 @@ TEST_CASE("on a hybrid part each event is shown per core type, as perf's cpu_cor
     CHECK_FALSE(
         nlohmann::json::parse(archpmu::stat_json(t, {}))["events"][0].contains("per_core_type"));
 }
+
+TEST_CASE("a core type the command never ran on shows <not counted>, as perf", "[stat]")
+{
+    auto t = sample();  // CPU 0 (a P-core) never ran the command; CPU 2 (an E-core) did
+    t.per_cpu = {{0, 3000}, {0, 1000}, {0, 7}};
+    t.enabled_ns = {{0, 100}, {0, 100}, {0, 100}};
+    t.running_ns = t.enabled_ns;
+    archpmu::StatFormat f;
+    f.core_types = {{0, "core"}, {2, "atom"}};
+    const auto human = archpmu::stat_human(t, f);
+    CHECK_THAT(human, Catch::Contains("<not counted>      cpu_core/cycles/"));
+    CHECK_THAT(human, Catch::Contains("<not counted>      cpu_core/instructions/"));
+    CHECK_THAT(human, Catch::Contains("3,000      cpu_atom/cycles/"));
+    // IPC only where both counted: 1000 / 3000 on the E-core.
+    CHECK_THAT(human, Catch::Contains("#   0.33 insn per cycle"));
+    CHECK(human.find("0.00 insn per cycle") == std::string::npos);
+    f.separator = ",";
+    const auto csv = archpmu::stat_csv(t, f);
+    CHECK_THAT(csv, Catch::StartsWith("<not counted>,,cpu_core/cycles/,0,100.00,,,fixed1\n"
+                                      "3000,,cpu_atom/cycles/,100,100.00,,,fixed1\n"));
+    CHECK_THAT(csv, Catch::Contains("<not counted>,,cpu_core/instructions/,0,100.00,,,fixed0\n"));
+    CHECK_THAT(archpmu::stat_json_lines(t, f),
+               Catch::Contains(R"("counter-value" : "<not counted>", "unit" : "", )"
+                               R"("event" : "cpu_core/cycles/")"));
+    // Totals made without times still show their counts.
+    t.enabled_ns.clear();
+    t.running_ns.clear();
+    CHECK_THAT(archpmu::stat_human(t, f), Catch::Contains("0      cpu_core/cycles/"));
+}

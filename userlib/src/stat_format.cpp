@@ -65,13 +65,20 @@ bool absent(const StatTotals& t, std::size_t e, const Scope& sc)
                        [&](std::size_t c) { return static_cast<bool>(t.absent[e].at(c)); });
 }
 
-// The count as perf shows it: the number, <not supported> or <not counted> (it
-// never was on the PMU).
+// perf's <not counted>: the event never was on the PMU in the scope (perf: run
+// or ena 0), as for the core type a command never ran on, or a task that slept
+// through an interval. Totals made without times (none recorded) always counted.
+bool never_on_pmu(const StatTotals& t, std::size_t e, const Scope& sc)
+{
+    return e < t.running_ns.size() && sum_over(t.running_ns, e, sc) == 0;
+}
+
+// The count as perf shows it: the number, <not supported> or <not counted>.
 std::string shown_count(const StatTotals& t, std::size_t e, const Scope& sc, bool grouped)
 {
     if (absent(t, e, sc))
         return "<not supported>";
-    if (pct_of(t, e, sc) == 0.0)
+    if (never_on_pmu(t, e, sc))
         return "<not counted>";
     const std::uint64_t v = value_of(t, e, sc);
     return grouped ? thousands(v) : std::to_string(v);
@@ -79,7 +86,7 @@ std::string shown_count(const StatTotals& t, std::size_t e, const Scope& sc, boo
 
 bool counted(const StatTotals& t, std::size_t e, const Scope& sc)
 {
-    return !absent(t, e, sc) && pct_of(t, e, sc) != 0.0;
+    return !absent(t, e, sc) && !never_on_pmu(t, e, sc);
 }
 
 // The event's name on a line: for one core type's sum perf's cpu_core/NAME/MODS
@@ -256,7 +263,7 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
                                    (t.offline[c.cpus[0]] ? "(offline)" : ""));
             fmt::format_to(it, "{:>20}      {:<24}", shown_count(t, e, c, true),
                            event_name(t, e, c));
-            const Metric m = metric_of(t, e, c);
+            const Metric m = counted(t, e, c) ? metric_of(t, e, c) : Metric{};
             if (c.one_cpu || m.human.empty())
                 fmt::format_to(it, "{}{}{}{}\n",
                                t.runs > 1 ? fmt::format("{:<8}", counter) : counter,

@@ -134,8 +134,9 @@ StatTotals stat_mean(const std::vector<StatTotals>& runs)
     };
     m.offline.assign(m.cpus.size(), false);
     m.per_cpu.assign(m.events.size(), std::vector<std::uint64_t>(m.cpus.size(), 0));
-    m.enabled_ns = m.per_cpu;
-    m.running_ns = m.per_cpu;
+    // Runs without times (none recorded) make a mean without times.
+    m.enabled_ns = runs[0].enabled_ns.empty() ? decltype(m.per_cpu){} : m.per_cpu;
+    m.running_ns = m.enabled_ns;
     std::vector<double> xs(runs.size());
     for (std::size_t e = 0; e < m.events.size(); ++e) {
         std::vector<double> mean(m.cpus.size(), 0);
