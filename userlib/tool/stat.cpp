@@ -143,31 +143,36 @@ struct RunOutcome {
     StatTotals totals;        // the counts of the whole run
 };
 
-StatFormat format_of(const StatOptions& opts)
+// What every run shares, asked of the device once: the report's form (on a hybrid
+// part, each event per core type as perf's cpu_core/NAME/), and whether the COMMAND's
+// session can start at its exec (enable-on-exec); else it starts at the release, a
+// few hundred instructions of the held child before its exec.
+struct StatPlan {
+    StatFormat format;
+    bool on_exec = false;
+};
+
+StatPlan plan_of(const StatOptions& opts)
 {
-    StatFormat fmt;
+    const Device device(opts.device);
+    StatPlan plan;
+    StatFormat& fmt = plan.format;
     fmt.style = opts.style;
     fmt.per_cpu = opts.per_cpu;
     fmt.separator = opts.separator;
     fmt.target = target_label(opts);
     fmt.task = !opts.system_wide;
-    // A hybrid part: each event per core type, as perf's cpu_core/NAME/.
-    for (const auto& cpu : Device(opts.device).all_cpu_info())
+    for (const auto& cpu : device.all_cpu_info())
         if (cpu.hybrid())
             fmt.core_types[cpu.cpu] = std::string(to_string(cpu.core_type));
-    return fmt;
-}
-
-// Whether the COMMAND's session can start at its exec (enable-on-exec); else it starts at
-// the release, a few hundred instructions of the held child before its exec.
-bool command_starts_on_exec(const StatOptions& opts)
-{
-    return !opts.system_wide && !opts.command.empty() && opts.pids.empty() && opts.tids.empty() &&
-           (Device(opts.device).info().capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
+    plan.on_exec = !opts.system_wide && !opts.command.empty() && opts.pids.empty() &&
+                   opts.tids.empty() &&
+                   (device.info().capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
+    return plan;
 }
 
 // One run: open the sessions, run the COMMAND (or wait), read; print the totals unless -r.
-RunOutcome run_once(const StatOptions& opts, bool on_exec, ReportSink& sink)
+RunOutcome run_once(const StatOptions& opts, const StatPlan& plan, ReportSink& sink)
 {
     std::vector<Session> sessions;
     std::optional<PendingCommand> pending;
@@ -184,7 +189,7 @@ RunOutcome run_once(const StatOptions& opts, bool on_exec, ReportSink& sink)
         if (pending && opts.pids.empty() && opts.tids.empty())
             sessions.push_back(Session::for_task(
                 opts.device, opts.events,
-                TaskScope{TaskScope::Kind::process, pending->pid(), true, on_exec}, later,
+                TaskScope{TaskScope::Kind::process, pending->pid(), true, plan.on_exec}, later,
                 multiplex));
         for (const pid_t pid : opts.pids)
             sessions.push_back(Session::for_task(opts.device, opts.events,
@@ -195,7 +200,7 @@ RunOutcome run_once(const StatOptions& opts, bool on_exec, ReportSink& sink)
                                                  TaskScope{TaskScope::Kind::thread, tid, true},
                                                  later, multiplex));
     }
-    const StatFormat fmt = format_of(opts);
+    const StatFormat& fmt = plan.format;
 
     catch_interrupt();
 
@@ -277,20 +282,20 @@ RunOutcome run_once(const StatOptions& opts, bool on_exec, ReportSink& sink)
 int run_stat(const StatOptions& opts)
 {
     ReportSink sink(opts);
-    const bool on_exec = command_starts_on_exec(opts);
+    const StatPlan plan = plan_of(opts);
     if (opts.repeat <= 1)
-        return exit_by_interrupt(run_once(opts, on_exec, sink).status);
+        return exit_by_interrupt(run_once(opts, plan, sink).status);
     std::vector<StatTotals> runs;
     int status = 0;
     for (unsigned i = 0; i < opts.repeat && !interrupted(); ++i) {
-        RunOutcome one = run_once(opts, on_exec, sink);
+        RunOutcome one = run_once(opts, plan, sink);
         if (one.cannot_run)
             return exit_by_interrupt(one.status);
         status = one.status;
         runs.push_back(std::move(one.totals));
     }
     if (!runs.empty())
-        sink.write(stat_report(stat_mean(runs), format_of(opts)));
+        sink.write(stat_report(stat_mean(runs), plan.format));
     return exit_by_interrupt(status);
 }
 
