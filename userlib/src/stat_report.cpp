@@ -144,7 +144,7 @@ StatTotals stat_mean(const std::vector<StatTotals>& runs)
         for (std::size_t i = 0; i < runs.size(); ++i) {
             const auto& r = runs[i];
             for (std::size_t c = 0; c < r.cpus.size(); ++c) {
-                if (e < r.enabled_ns.size()) {
+                if (e < r.enabled_ns.size() && e < m.enabled_ns.size()) {
                     m.enabled_ns[e][slot(r.cpus[c])] += r.enabled_ns[e].at(c);
                     m.running_ns[e][slot(r.cpus[c])] += r.running_ns[e].at(c);
                 }
