@@ -3,6 +3,7 @@
 // writes is read by Debian's own perf (report and script), which must name the
 // function the workload spun in, its comm, pid and tid, and kernel functions
 // through kallsyms.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -132,4 +133,44 @@ TEST_CASE("record: perf record on a software event runs beside it", "[record-too
     CHECK(perf_report.status == 0);
     CHECK(
         std::regex_search(perf_report.out, std::regex(R"(# Samples: \d+K? of event 'cpu-clock')")));
+}
+
+TEST_CASE(
+    "record keeps an earlier FILE as FILE.old as perf does and a command that cannot run loses "
+    "no recording",
+    "[record-tool]")
+{
+    LoadedModule mod("backend=model model_version=4");
+    const std::string file = "/tmp/archpmu-record-backup.data";
+    const std::string old = file + ".old";
+    ::unlink(file.c_str());
+    ::unlink(old.c_str());
+    const auto size_of = [](const std::string& path) -> long long {
+        struct stat st {};
+        return ::stat(path.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : -1;
+    };
+    const std::string record = "record -e cycles -F 500 -C 0 -o " + file + " -- ";
+    REQUIRE(run_tool(record + spin("user", "0.2", 0)).status == 0);
+    const long long first = size_of(file);
+    REQUIRE(first > 0);
+    CHECK(size_of(old) == -1);
+
+    // The second recording moves the first aside, as perf does.
+    REQUIRE(run_tool(record + spin("user", "0.4", 0)).status == 0);
+    const long long second = size_of(file);
+    CHECK(second > 0);
+    CHECK(size_of(old) == first);
+
+    // A command that cannot run: exit 127, and both files as they were.
+    const auto typo = run_tool(record + "/nonexistent/archpmu-no-such-command");
+    INFO(typo.out);
+    CHECK(typo.status == 127);
+    CHECK(typo.out.find("Captured and wrote") == std::string::npos);
+    CHECK(size_of(file) == second);
+    CHECK(size_of(old) == first);
+    CHECK(run_command("perf report -i " + file + " --stdio").status == 0);
+    // Nothing left beside them: the run's own file is written aside, then renamed.
+    CHECK(run_command("{ ls " + file + ".archpmu-* 2>/dev/null; }").out.empty());
+    ::unlink(file.c_str());
+    ::unlink(old.c_str());
 }

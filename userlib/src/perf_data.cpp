@@ -116,6 +116,14 @@ long hardware_config(std::uint64_t config)
     }
 }
 
+UniqueFd create_file(const std::string& path)
+{
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (!fd.valid())
+        throw Error(errno, "cannot create " + path);
+    return fd;
+}
+
 }  // namespace
 
 PerfDataInfo host_perf_data_info(std::vector<std::string> cmdline)
@@ -178,11 +186,14 @@ perf_event_attr perf_attr_for(const SampledEvent& event, bool read_group)
 
 PerfDataWriter::PerfDataWriter(const std::string& path, std::vector<PerfEventDesc> events,
                                PerfDataInfo info)
-    : path_(path), events_(std::move(events)), info_(std::move(info))
+    : PerfDataWriter(create_file(path), path, std::move(events), std::move(info))
 {
-    fd_ = UniqueFd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    if (!fd_.valid())
-        throw Error(errno, "cannot create " + path);
+}
+
+PerfDataWriter::PerfDataWriter(UniqueFd fd, std::string name, std::vector<PerfEventDesc> events,
+                               PerfDataInfo info)
+    : path_(std::move(name)), events_(std::move(events)), info_(std::move(info)), fd_(std::move(fd))
+{
     // The header (rewritten at finish), each event's ids, the attributes, the data.
     const FileHeader placeholder{};
     put(&placeholder, sizeof(placeholder));

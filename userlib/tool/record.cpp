@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "record.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,12 +16,15 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "archpmu/command.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/perf_data.hpp"
 #include "archpmu/sampling.hpp"
 #include "archpmu/sideband.hpp"
+#include "archpmu/unique_fd.hpp"
 #include "child.hpp"
 
 namespace archpmu::tool {
@@ -83,6 +88,63 @@ private:
     PerfDataWriter& writer_;
 };
 
+// The recording goes to a file beside FILE and takes FILE's place when the run
+// ends, where a non-empty FILE becomes FILE.old (perf's habit). So a command that
+// cannot be run, or a run that fails, leaves FILE and FILE.old as they were. A FILE
+// that is not a regular file (/dev/null) is written in place.
+class StagedOutput {
+public:
+    explicit StagedOutput(std::string path) : path_(std::move(path))
+    {
+        struct stat st {};
+        if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+            fd_ = UniqueFd(::open(path_.c_str(), O_WRONLY | O_CLOEXEC));
+            if (!fd_.valid())
+                throw Error(errno, "cannot open " + path_);
+            return;
+        }
+        std::string staged = path_ + ".archpmu-XXXXXX";
+        fd_ = UniqueFd(::mkostemp(staged.data(), O_CLOEXEC));
+        if (!fd_.valid())
+            throw Error(errno, "cannot create " + staged);
+        staged_ = std::move(staged);
+    }
+    StagedOutput(const StagedOutput&) = delete;
+    StagedOutput& operator=(const StagedOutput&) = delete;
+    StagedOutput(StagedOutput&&) = delete;
+    StagedOutput& operator=(StagedOutput&&) = delete;
+    ~StagedOutput()
+    {
+        if (!staged_.empty())
+            (void)::unlink(staged_.c_str());
+    }
+
+    UniqueFd take_fd() { return std::move(fd_); }
+
+    // The run ended: the recording becomes FILE. Should that fail, it stays where it is.
+    void commit()
+    {
+        if (staged_.empty())
+            return;
+        const std::string staged = std::exchange(staged_, std::string());
+        struct stat st {};
+        if (::stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+            const std::string old = path_ + ".old";
+            if (::rename(path_.c_str(), old.c_str()) != 0)
+                throw Error(errno, "cannot keep the earlier " + path_ + " as " + old +
+                                       "; the recording is in " + staged);
+        }
+        if (::rename(staged.c_str(), path_.c_str()) != 0)
+            throw Error(errno, "cannot rename " + staged + " to " + path_ +
+                                   "; the recording is in " + staged);
+    }
+
+private:
+    std::string path_;
+    std::string staged_;  // empty: FILE is written in place, or the run is committed
+    UniqueFd fd_;
+};
+
 void print_summary(const SamplingSession& session, const PerfDataWriter& writer,
                    const std::string& output)
 {
@@ -134,7 +196,9 @@ int run_record(const RecordOptions& opts)
         d.ids = sideband->ids();
         descs.push_back(std::move(d));
     }
-    PerfDataWriter writer(opts.output, std::move(descs), host_perf_data_info(opts.cmdline));
+    StagedOutput output(opts.output);
+    PerfDataWriter writer(output.take_fd(), opts.output, std::move(descs),
+                          host_perf_data_info(opts.cmdline));
 
     // What already runs, from /proc: attributed to an id whose trailer is the same.
     std::vector<std::string> warnings;
@@ -185,12 +249,12 @@ int run_record(const RecordOptions& opts)
     session.stop();
     pump();
     writer.finish();
-    print_summary(session, writer, opts.output);
-
     if (const int err = pending ? pending->exec_error() : 0) {
         say_cannot_run("record", opts.command.front(), err);
         return exit_by_interrupt(kCannotRunStatus);
     }
+    output.commit();
+    print_summary(session, writer, opts.output);
     return exit_by_interrupt(exit_status(child, status));
 }
 

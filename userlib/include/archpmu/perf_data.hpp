@@ -74,6 +74,9 @@ perf_event_attr perf_attr_for(const SampledEvent& event, bool read_group);
 class PerfDataWriter {
 public:
     PerfDataWriter(const std::string& path, std::vector<PerfEventDesc> events, PerfDataInfo info);
+    // Into a file already open for writing (empty); name is what messages call it.
+    PerfDataWriter(UniqueFd fd, std::string name, std::vector<PerfEventDesc> events,
+                   PerfDataInfo info);
     PerfDataWriter(PerfDataWriter&&) noexcept = default;
     PerfDataWriter& operator=(PerfDataWriter&&) noexcept = default;
     ~PerfDataWriter() = default;
