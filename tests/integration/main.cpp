@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "harness.hpp"
 
@@ -96,12 +95,15 @@ int main(int argc, char** argv)
         return 2;
     }
     // Catch2 2.x exits 0 when a filter matches no test case, so a mistyped tag would
-    // look like a pass: --warn NoTests makes it exit 2.
-    std::vector<char*> args(argv, argv + argc);
-    std::string warn = "--warn";
-    std::string no_tests = "NoTests";
-    args.push_back(warn.data());
-    args.push_back(no_tests.data());
-    const int failed = Catch::Session().run(static_cast<int>(args.size()), args.data());
+    // look like a pass: its NoTests warning makes that exit 2. Set in the parsed
+    // configuration, since its command line takes --warn only once.
+    Catch::Session session;
+    if (const int bad_command_line = session.applyCommandLine(argc, argv))
+        return bad_command_line;
+    Catch::ConfigData config = session.configData();
+    config.warnings =
+        static_cast<Catch::WarnAbout::What>(config.warnings | Catch::WarnAbout::NoTests);
+    session.useConfigData(config);
+    const int failed = session.run();
     return failed ? failed : (g_kernel_complained ? 1 : 0);
 }
