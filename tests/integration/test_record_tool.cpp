@@ -145,6 +145,7 @@ TEST_CASE(
     const std::string old = file + ".old";
     ::unlink(file.c_str());
     ::unlink(old.c_str());
+    (void)run_command("rm -f " + file + ".archpmu-*");
     const auto size_of = [](const std::string& path) -> long long {
         struct stat st {};
         return ::stat(path.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : -1;
@@ -171,6 +172,17 @@ TEST_CASE(
     CHECK(run_command("perf report -i " + file + " --stdio").status == 0);
     // Nothing left beside them: the run's own file is written aside, then renamed.
     CHECK(run_command("{ ls " + file + ".archpmu-* 2>/dev/null; }").out.empty());
+    CHECK(run_command("perf report -i " + old + " --stdio").status == 0);
+    // Not a regular file: written in place; a pipe is refused, named.
+    CHECK(run_tool("record -e cycles -F 500 -C 0 -o /dev/null -- true").status == 0);
+    CHECK(run_command("test -c /dev/null").status == 0);
+    const std::string fifo = "/tmp/archpmu-record-fifo";
+    ::unlink(fifo.c_str());
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const auto piped = run_tool("record -e cycles -C 0 -o " + fifo + " -- true");
+    CHECK(piped.status != 0);
+    CHECK_THAT(piped.out, Catch::Contains("'" + fifo + "' is a pipe or socket"));
+    ::unlink(fifo.c_str());
     ::unlink(file.c_str());
     ::unlink(old.c_str());
 }

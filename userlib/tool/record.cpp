@@ -98,45 +98,64 @@ public:
     {
         struct stat st {};
         if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+            // The header is rewritten at the end: a pipe cannot take it.
+            if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+                throw Error(ESPIPE, "-o/--output: '" + path_ +
+                                        "' is a pipe or socket; perf.data needs a file");
             fd_ = UniqueFd(::open(path_.c_str(), O_WRONLY | O_CLOEXEC));
-            if (!fd_.valid())
-                throw Error(errno, "cannot open " + path_);
+            if (!fd_.valid()) {
+                const int err = errno;
+                throw Error(err, "-o/--output: cannot open '" + path_ + "'");
+            }
             return;
         }
         std::string staged = path_ + ".archpmu-XXXXXX";
         fd_ = UniqueFd(::mkostemp(staged.data(), O_CLOEXEC));
-        if (!fd_.valid())
-            throw Error(errno, "cannot create " + staged);
+        if (!fd_.valid()) {
+            const int err = errno;
+            throw Error(err, "-o/--output: cannot create a file beside '" + path_ + "'");
+        }
         staged_ = std::move(staged);
     }
     StagedOutput(const StagedOutput&) = delete;
     StagedOutput& operator=(const StagedOutput&) = delete;
     StagedOutput(StagedOutput&&) = delete;
     StagedOutput& operator=(StagedOutput&&) = delete;
-    ~StagedOutput()
-    {
-        if (!staged_.empty())
-            (void)::unlink(staged_.c_str());
-    }
+    ~StagedOutput() { discard(); }
 
     UniqueFd take_fd() { return std::move(fd_); }
 
-    // The run ended: the recording becomes FILE. Should that fail, it stays where it is.
+    // The run recorded nothing to keep: its file goes, FILE and FILE.old stay.
+    void discard() noexcept
+    {
+        if (!staged_.empty())
+            (void)::unlink(staged_.c_str());
+        staged_.clear();
+    }
+
+    // The run ended: the recording becomes FILE. Should that fail, FILE is as it
+    // was and the recording stays where it is.
     void commit()
     {
         if (staged_.empty())
             return;
-        const std::string staged = std::exchange(staged_, std::string());
+        const std::string staged = std::exchange(staged_, {});
+        const std::string old = path_ + ".old";
         struct stat st {};
-        if (::stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-            const std::string old = path_ + ".old";
-            if (::rename(path_.c_str(), old.c_str()) != 0)
-                throw Error(errno, "cannot keep the earlier " + path_ + " as " + old +
-                                       "; the recording is in " + staged);
+        const bool keep_old =
+            ::stat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+        if (keep_old && ::rename(path_.c_str(), old.c_str()) != 0) {
+            const int err = errno;
+            throw Error(err, "the recording is in '" + staged + "': cannot move the earlier '" +
+                                 path_ + "' to '" + old + "'");
         }
-        if (::rename(staged.c_str(), path_.c_str()) != 0)
-            throw Error(errno, "cannot rename " + staged + " to " + path_ +
-                                   "; the recording is in " + staged);
+        if (::rename(staged.c_str(), path_.c_str()) != 0) {
+            const int err = errno;
+            if (keep_old)
+                (void)::rename(old.c_str(), path_.c_str());
+            throw Error(
+                err, "the recording is in '" + staged + "': cannot rename it to '" + path_ + "'");
+        }
     }
 
 private:
@@ -251,6 +270,7 @@ int run_record(const RecordOptions& opts)
     writer.finish();
     if (const int err = pending ? pending->exec_error() : 0) {
         say_cannot_run("record", opts.command.front(), err);
+        output.discard();  // before a Ctrl-C's SIGINT ends the tool with no unwinding
         return exit_by_interrupt(kCannotRunStatus);
     }
     output.commit();
