@@ -8,6 +8,7 @@
 
 #include <array>
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
@@ -185,4 +186,34 @@ TEST_CASE(
     ::unlink(fifo.c_str());
     ::unlink(file.c_str());
     ::unlink(old.c_str());
+}
+
+TEST_CASE("record: SIGTERM finishes the recording and ends the command as perf record does",
+          "[record-tool]")
+{
+    LoadedModule mod("backend=model model_version=4");
+    const std::string file = "/tmp/archpmu-record-term.data";
+    ::unlink(file.c_str());
+    (void)run_command("rm -f " + file + ".archpmu-*");
+    const std::string record =
+        std::string(ARCHPMU_TOOL) + " record -e cycles -F 500 -C 0 -o " + file + " -- ";
+    // timeout(1) signals archpmu and the command: the file is written, the status is TERM's.
+    const auto timed = run_command("timeout --preserve-status -s TERM 1 " + record + "sleep 31.25");
+    INFO(timed.out);
+    CHECK(timed.status == 128 + SIGTERM);
+    CHECK(timed.out.find("Captured and wrote") != std::string::npos);
+    CHECK(run_command("perf report -i " + file + " --stdio").status == 0);
+    ::unlink(file.c_str());
+
+    // SIGTERM to archpmu alone: it ends the command too, and still writes the file.
+    const auto alone =
+        run_command("{ " + record +
+                    "sleep 32.25 & p=$!; sleep 1; kill -TERM $p; wait $p; echo \"status $?\"; }");
+    INFO(alone.out);
+    CHECK(alone.out.find("status 143") != std::string::npos);
+    CHECK(alone.out.find("Captured and wrote") != std::string::npos);
+    CHECK(run_command("pgrep -f 'slee[p] 32.25'").status != 0);
+    CHECK(run_command("perf report -i " + file + " --stdio").status == 0);
+    CHECK(run_command("{ ls " + file + ".archpmu-* 2>/dev/null; }").out.empty());
+    ::unlink(file.c_str());
 }

@@ -19,10 +19,16 @@ namespace archpmu::tool {
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
+volatile std::sig_atomic_t g_terminated = 0;
 
 void on_interrupt(int /*sig*/)
 {
     g_interrupted = 1;
+}
+
+void on_terminate(int /*sig*/)
+{
+    g_terminated = 1;
 }
 
 constexpr int kThreadPollMs = 50;
@@ -68,15 +74,28 @@ bool interrupted()
     return g_interrupted != 0;
 }
 
+void catch_termination()
+{
+    struct sigaction sa {};
+    sa.sa_handler = on_terminate;  // no SA_RESTART: poll() returns EINTR
+    ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool terminated()
+{
+    return g_terminated != 0;
+}
+
 int exit_by_interrupt(int status)
 {
-    if (!interrupted())
+    const int sig = terminated() ? SIGTERM : interrupted() ? SIGINT : 0;
+    if (sig == 0)
         return status;
     std::cout.flush();
     std::cerr.flush();
-    (void)std::signal(SIGINT, SIG_DFL);
-    (void)std::raise(SIGINT);
-    return 128 + SIGINT;  // SIGINT blocked or ignored by whoever started us
+    (void)std::signal(sig, SIG_DFL);
+    (void)std::raise(sig);
+    return 128 + sig;  // the signal blocked or ignored by whoever started us
 }
 
 pid_t release(std::optional<PendingCommand>& pending)
@@ -100,6 +119,13 @@ ChildGuard::~ChildGuard()
     (void)::kill(pid_, SIGTERM);
     while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }
+}
+
+int ChildGuard::end()
+{
+    if (pid_ > 0)
+        (void)::kill(pid_, SIGTERM);
+    return reap();
 }
 
 int ChildGuard::reap()

@@ -29,8 +29,12 @@ int exit_status(pid_t child, int status);
 // calls: a Ctrl-C ends a TaskWatch's sleep at once.
 void catch_interrupt();
 bool interrupted();
-// After a Ctrl-C, end as perf does: by SIGINT itself, so that a shell sees 130.
-// Returns `status` when there was no Ctrl-C.
+// record, as perf record: from now on SIGTERM (timeout(1), kill) only sets the flag
+// terminated() returns, so the recording is finished before the tool ends.
+void catch_termination();
+bool terminated();
+// After a Ctrl-C, end as perf does: by SIGINT itself, so that a shell sees 130; after
+// a caught SIGTERM, by SIGTERM. Returns `status` when there was neither.
 int exit_by_interrupt(int status);
 
 // Lets the held command run: its pid; -1 without one, or when a Ctrl-C came first
@@ -50,6 +54,8 @@ public:
     void watch(pid_t pid) noexcept { pid_ = pid; }
     // Reaps it (waitpid) and hands back its status; the guard is done.
     int reap();
+    // Ends it first (SIGTERM), then reaps it.
+    int end();
 
 private:
     pid_t pid_ = -1;

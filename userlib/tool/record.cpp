@@ -184,6 +184,7 @@ void print_summary(const SamplingSession& session, const PerfDataWriter& writer,
 
 int run_record(const RecordOptions& opts)
 {
+    catch_termination();
     SamplingOptions so;
     so.cpus = opts.cpus;
     so.ring_pages = opts.ring_pages;
@@ -239,22 +240,22 @@ int run_record(const RecordOptions& opts)
     Pump pump(session, sideband.get(), writer);
     const auto start = Clock::now();
     session.start();
-    const pid_t child = release(pending);
+    const pid_t child = terminated() ? -1 : release(pending);
     ChildGuard guard;
     guard.watch(child);
     int status = 0;
+    bool reaped = false;
     const auto deadline = opts.duration
                               ? start + std::chrono::duration_cast<Clock::duration>(*opts.duration)
                               : Clock::time_point::max();
     for (;;) {
-        if (child > 0) {
-            if (::waitpid(child, &status, WNOHANG) == child) {
-                guard.watch(-1);  // reaped
-                break;
-            }
-        } else if (interrupted() || Clock::now() >= deadline) {
+        if (child > 0 && ::waitpid(child, &status, WNOHANG) == child) {
+            guard.watch(-1);
+            reaped = true;
             break;
         }
+        if (terminated() || (child <= 0 && (interrupted() || Clock::now() >= deadline)))
+            break;
         int timeout = kPollMs;
         if (deadline != Clock::time_point::max()) {
             const auto left =
@@ -267,6 +268,9 @@ int run_record(const RecordOptions& opts)
     }
     session.stop();
     pump();
+    // A SIGTERM ended the recording with the command still running: as perf, end it.
+    if (child > 0 && !reaped)
+        status = guard.end();
     writer.finish();
     if (const int err = pending ? pending->exec_error() : 0) {
         say_cannot_run("record", opts.command.front(), err);
