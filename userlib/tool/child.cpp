@@ -21,14 +21,21 @@ namespace {
 volatile std::sig_atomic_t g_interrupted = 0;
 volatile std::sig_atomic_t g_terminated = 0;
 
-void on_interrupt(int /*sig*/)
+void on_signal(int sig)
 {
-    g_interrupted = 1;
+    if (sig == SIGTERM)
+        g_terminated = 1;
+    else
+        g_interrupted = 1;
 }
 
-void on_terminate(int /*sig*/)
+// From now on `sig` only sets its flag. No SA_RESTART: poll() and the TaskWatch's
+// sleep return EINTR at once.
+void catch_signal(int sig)
 {
-    g_terminated = 1;
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    ::sigaction(sig, &sa, nullptr);
 }
 
 constexpr int kThreadPollMs = 50;
@@ -64,9 +71,7 @@ int exit_status(pid_t child, int status)
 
 void catch_interrupt()
 {
-    struct sigaction sa {};
-    sa.sa_handler = on_interrupt;  // no SA_RESTART: poll() returns EINTR
-    ::sigaction(SIGINT, &sa, nullptr);
+    catch_signal(SIGINT);
 }
 
 bool interrupted()
@@ -76,9 +81,7 @@ bool interrupted()
 
 void catch_termination()
 {
-    struct sigaction sa {};
-    sa.sa_handler = on_terminate;  // no SA_RESTART: poll() returns EINTR
-    ::sigaction(SIGTERM, &sa, nullptr);
+    catch_signal(SIGTERM);
 }
 
 bool terminated()
@@ -114,21 +117,17 @@ pid_t release(std::optional<PendingCommand>& pending)
 
 ChildGuard::~ChildGuard()
 {
-    if (pid_ <= 0)
-        return;
-    (void)::kill(pid_, SIGTERM);
-    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    (void)end();
 }
 
-int ChildGuard::end()
+int ChildGuard::end() noexcept
 {
     if (pid_ > 0)
         (void)::kill(pid_, SIGTERM);
     return reap();
 }
 
-int ChildGuard::reap()
+int ChildGuard::reap() noexcept
 {
     int status = 0;
     if (pid_ <= 0)

@@ -52,10 +52,12 @@ public:
     ChildGuard(const ChildGuard&) = delete;
     ChildGuard& operator=(const ChildGuard&) = delete;
     void watch(pid_t pid) noexcept { pid_ = pid; }
+    // It runs, or exited and is not reaped yet.
+    [[nodiscard]] bool watching() const noexcept { return pid_ > 0; }
     // Reaps it (waitpid) and hands back its status; the guard is done.
-    int reap();
+    int reap() noexcept;
     // Ends it first (SIGTERM), then reaps it.
-    int end();
+    int end() noexcept;
 
 private:
     pid_t pid_ = -1;

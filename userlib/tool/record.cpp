@@ -244,14 +244,12 @@ int run_record(const RecordOptions& opts)
     ChildGuard guard;
     guard.watch(child);
     int status = 0;
-    bool reaped = false;
     const auto deadline = opts.duration
                               ? start + std::chrono::duration_cast<Clock::duration>(*opts.duration)
                               : Clock::time_point::max();
     for (;;) {
         if (child > 0 && ::waitpid(child, &status, WNOHANG) == child) {
-            guard.watch(-1);
-            reaped = true;
+            guard.watch(-1);  // reaped
             break;
         }
         if (terminated() || (child <= 0 && (interrupted() || Clock::now() >= deadline)))
@@ -269,7 +267,7 @@ int run_record(const RecordOptions& opts)
     session.stop();
     pump();
     // A SIGTERM ended the recording with the command still running: as perf, end it.
-    if (child > 0 && !reaped)
+    if (guard.watching())
         status = guard.end();
     writer.finish();
     if (const int err = pending ? pending->exec_error() : 0) {
