@@ -4,7 +4,8 @@
 #   make            the module (kbuild, W=1, warnings are errors), the C++
 #                   library, the archpmu tool and the tests
 #   make check      everything, then all tests (unit, lint, VM integration on
-#                   Debian's kernel, the debug kernel and the RT kernel)
+#                   Debian 12's kernel, the debug kernel, the RT kernel, and
+#                   Debian's 6.12 and newest kernels: scripts/matrix-kernel)
 #   make run        the main job: load the module and print `archpmu info`
 #                   (on the real PMU of an Intel host, else in the VM on the model)
 #   make bench      bench/archpmu_bench (real PMU on an Intel host, else the VM),
@@ -41,7 +42,8 @@ INSTALL_BUILD ?= build/install
 VERSION := $(shell sed -n 's/^\#define ARCHPMU_VERSION "\(.*\)"/\1/p' module/version.h)
 DKMS_SRC = $(DESTDIR)/usr/src/archpmu-$(VERSION)
 
-.PHONY: all module user check unit run bench lint install dkms clean kmod-debug kmod-rt
+.PHONY: all module user check unit run bench lint install dkms clean kmod-debug kmod-rt \
+	kmod-backports kmod-newest
 
 all: module user
 
@@ -56,7 +58,7 @@ $(BUILD)/CMakeCache.txt:
 user: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-check: all kmod-debug kmod-rt
+check: all kmod-debug kmod-rt kmod-backports kmod-newest
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # The module built against the debug kernel (built once, cached: scripts/debug-kernel)
@@ -67,6 +69,13 @@ kmod-debug:
 kmod-rt:
 	@test -n "$(RT_KDIR)" || { echo "no RT kernel headers: run scripts/install-deps" >&2; exit 1; }
 	scripts/build-kmod $(RT_KDIR) build/kmod-rt
+
+# The newer kernels users run, fetched once into a cache (never installed:
+# KDIR and scripts/vm keep picking Debian 12's kernel); the newest is built in
+# a chroot of its own Debian release.
+kmod-backports kmod-newest: kmod-%:
+	@set -e; eval "$$(scripts/matrix-kernel $*)"; \
+	scripts/build-kmod $${chroot:+-c "$$chroot"} "$$kdir" build/kmod-$*
 
 unit: user
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE vm

@@ -7,7 +7,10 @@
 #          scripts/debug-kernel, with the module built against it
 #          (build/kmod-debug) and a kmemleak scan after the run
 #   rt     Debian's PREEMPT_RT kernel, with build/kmod-rt
-# `make check` builds the debug kernel and both module builds first.
+#   backports, newest
+#          the kernels of scripts/matrix-kernel (Debian's 6.12 for bookworm,
+#          the newest Debian ships), with build/kmod-backports, kmod-newest
+# `make check` fetches the matrix kernels and builds every module first.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 kind=$1 ncpu=$2 out=$3
@@ -19,7 +22,7 @@ kmods=${ARCHPMU_KMOD_ROOT:-$top/build}
 case "$kind" in debug) limit=1500 ;; *) limit=900 ;; esac
 args=(--cpus "$ncpu" --timeout "${ARCHPMU_VM_TIMEOUT:-$limit}" --out "$out")
 # Only the debug kernel has fail-nth and failslab.
-case "$kind" in stock|rt) set -- "$@" '~[.]~[fault-injection]' ;; esac
+case "$kind" in debug) ;; *) set -- "$@" '~[.]~[fault-injection]' ;; esac
 case "$kind" in
 stock) ;;
 debug)
@@ -35,7 +38,14 @@ rt)
 	export ARCHPMU_KO=$kmods/kmod-rt/module/archpmu.ko
 	args+=(--kver "${rt##*/}" -e ARCHPMU_KO)
 	;;
-*) echo "vm_suite: unknown kernel '$kind' (stock, debug or rt)" >&2; exit 2 ;;
+backports|newest)
+	eval "$("$top/scripts/matrix-kernel" --path "$kind")" ||
+		{ echo "vm_suite: no $kind kernel: run 'make check' (it fetches one)" >&2; exit 125; }
+	# shellcheck disable=SC2154 # kver and root come from matrix-kernel
+	args+=(--root "$root" --kver "$kver" -e ARCHPMU_KO)
+	export ARCHPMU_KO=$kmods/kmod-$kind/module/archpmu.ko
+	;;
+*) echo "vm_suite: unknown kernel '$kind' (stock, debug, rt, backports or newest)" >&2; exit 2 ;;
 esac
 if [ -n "${ARCHPMU_KO:-}" ] && [ ! -f "$ARCHPMU_KO" ]; then
 	echo "vm_suite: $ARCHPMU_KO is missing: run 'make check' (it builds it)" >&2

@@ -29,7 +29,7 @@ int archpmu_regs_read_cpu(unsigned int cpu, struct archpmu_reg *regs, unsigned i
 			  struct archpmu_pmu_desc *d);
 
 /* netlink.c: the generic netlink family */
-int archpmu_netlink_init(void);
+int __init archpmu_netlink_init(void);
 void archpmu_netlink_exit(void);
 
 /* sysfs.c */

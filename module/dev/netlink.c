@@ -15,10 +15,25 @@
 #include "dev.h"
 #include "netlink.h"
 
-/* The only attribute a request may carry: GET_PMU_USAGE's CPU. */
-static const struct nla_policy usage_policy[ARCHPMU_GENL_A_CPU + 1] = {
-	[ARCHPMU_GENL_A_CPU] = { .type = NLA_U32 },
-};
+/*
+ * The only attribute a request may carry is GET_PMU_USAGE's CPU. Each policy
+ * spans every attribute of the family and rejects all others: 7.3 parsed a
+ * request with the family's maxattr, past the end of a policy sized for its
+ * command (a kernel BUG on the first attribute beyond it). Filled at init.
+ */
+static struct nla_policy no_attr_policy[ARCHPMU_GENL_A_MAX + 1] __ro_after_init;
+static struct nla_policy usage_policy[ARCHPMU_GENL_A_MAX + 1] __ro_after_init;
+
+static void __init fill_policies(void)
+{
+	unsigned int i;
+
+	for (i = 0; i <= ARCHPMU_GENL_A_MAX; i++) {
+		no_attr_policy[i].type = NLA_REJECT;
+		usage_policy[i].type = NLA_REJECT;
+	}
+	usage_policy[ARCHPMU_GENL_A_CPU].type = NLA_U32;
+}
 
 static const struct genl_ops archpmu_genl_ops[] = {
 	{
@@ -26,7 +41,8 @@ static const struct genl_ops archpmu_genl_ops[] = {
 		.start = archpmu_nl_sessions_start,
 		.dumpit = archpmu_nl_sessions_dump,
 		.done = archpmu_nl_sessions_done,
-		/* No policy: every attribute is refused (resv_start_op). */
+		.policy = no_attr_policy,
+		.maxattr = ARCHPMU_GENL_A_MAX,
 	},
 	{
 		.cmd = ARCHPMU_GENL_CMD_GET_PMU_USAGE,
@@ -34,7 +50,7 @@ static const struct genl_ops archpmu_genl_ops[] = {
 		.dumpit = archpmu_nl_usage_dump,
 		.done = archpmu_nl_usage_done,
 		.policy = usage_policy,
-		.maxattr = ARCHPMU_GENL_A_CPU,
+		.maxattr = ARCHPMU_GENL_A_MAX,
 	},
 };
 
@@ -174,7 +190,6 @@ static int put_refusal(struct sk_buff *skb, const struct archpmu_refusal *r)
 		fallthrough;
 	case ARCHPMU_REFUSED_PERF:
 	case ARCHPMU_REFUSED_PERF_ALL:
-	case ARCHPMU_REFUSED_AGENT_INUSE:
 		if (nla_put_u64_64bit(skb, ARCHPMU_GENL_A_COUNTERS, r->counters,
 				      ARCHPMU_GENL_A_PAD))
 			return -EMSGSIZE;
@@ -268,10 +283,12 @@ static void send_note(const struct archpmu_note *n)
 	genlmsg_multicast(&archpmu_genl_family, skb, 0, 0, GFP_KERNEL);
 }
 
-int archpmu_netlink_init(void)
+int __init archpmu_netlink_init(void)
 {
-	int ret = genl_register_family(&archpmu_genl_family);
+	int ret;
 
+	fill_policies();
+	ret = genl_register_family(&archpmu_genl_family);
 	if (ret) {
 		pr_err("cannot register the generic netlink family %s: %d\n",
 		       ARCHPMU_GENL_NAME, ret);

@@ -16,6 +16,7 @@
 #include <linux/uidgid.h>
 #include <net/sock.h>
 
+#include "../compat.h"
 #include "../session/session.h"
 #include "dev.h"
 #include "netlink.h"
@@ -238,7 +239,7 @@ static int usage_cpu(struct dump_state *st, unsigned int cpu, struct archpmu_reg
 
 int archpmu_nl_usage_start(struct netlink_callback *cb)
 {
-	struct nlattr *cpu_attr = genl_dumpit_info(cb)->attrs[ARCHPMU_GENL_A_CPU];
+	struct nlattr *cpu_attr = archpmu_genl_dump_attrs(cb)[ARCHPMU_GENL_A_CPU];
 	struct archpmu_reg *regs;
 	struct dump_state *st;
 	unsigned int cpu = 0;

@@ -6,11 +6,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <asm/apic.h>
-#include <asm/msr.h>
-#include <asm/processor.h>
 #include <linux/kernel.h>
 
+#include "../compat.h"
 #include "backend.h"
 
 /* Linux's X86_FEATURE_ARCH_PERFMON also needs more than one GP counter. */
@@ -23,12 +21,12 @@ static void hw_cpuid(u32 leaf, u32 subleaf, struct archpmu_cpuid_regs *r)
 
 static int hw_rdmsr(u32 msr, u64 *val)
 {
-	return rdmsrl_safe(msr, val) ? -EIO : 0;
+	return rdmsrq_safe(msr, val) ? -EIO : 0;
 }
 
 static int hw_wrmsr(u32 msr, u64 val)
 {
-	return wrmsrl_safe(msr, val) ? -EIO : 0;
+	return wrmsrq_safe(msr, val) ? -EIO : 0;
 }
 
 /*
@@ -39,7 +37,7 @@ static int hw_wrmsr(u32 msr, u64 val)
  */
 static void hw_pmi_unmask(void)
 {
-	apic_write(APIC_LVTPC, APIC_DM_NMI);
+	archpmu_apic_write(APIC_LVTPC, APIC_DM_NMI);
 }
 
 const struct archpmu_backend archpmu_hw_backend = {

@@ -53,6 +53,7 @@
 #include <asm/nmi.h>
 #include <asm/ptrace.h>
 
+#include "../compat.h"
 #include "backend.h"
 #include "model_param.h"
 #include "model_regs.h"
@@ -193,7 +194,7 @@ static DEFINE_PER_CPU(struct model_pmi, model_pmis);
  */
 static void model_send_pmi(struct model_pmi *p, struct pt_regs *regs)
 {
-	unsigned int nmis = this_cpu_read(irq_stat.__nmi_count);
+	unsigned int nmis = archpmu_nmi_count();
 	unsigned int i;
 
 	if (regs) {
@@ -202,7 +203,7 @@ static void model_send_pmi(struct model_pmi *p, struct pt_regs *regs)
 	}
 	local_inc(&p->unseen);
 	apic->send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
-	for (i = 0; i < MODEL_PMI_WAIT_LOOPS && this_cpu_read(irq_stat.__nmi_count) == nmis; i++)
+	for (i = 0; i < MODEL_PMI_WAIT_LOOPS && archpmu_nmi_count() == nmis; i++)
 		cpu_relax();
 	WRITE_ONCE(p->regs_valid, false);
 }
@@ -456,8 +457,7 @@ static void model_cpu_online_op(void)
 
 	if (!model_rate_percent)
 		return;
-	hrtimer_init(&t->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-	t->timer.function = model_tick_fn;
+	hrtimer_setup(&t->timer, model_tick_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 	t->last_ns = ktime_get_ns();
 	hrtimer_start(&t->timer, ns_to_ktime(MODEL_TICK_NS), HRTIMER_MODE_REL_PINNED_HARD);
 }

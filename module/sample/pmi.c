@@ -38,6 +38,7 @@
 #include <linux/string.h>
 #include <asm/nmi.h>
 
+#include "../compat.h"
 #include "record.h"
 
 #define TICK_NS			(4 * NSEC_PER_MSEC)
@@ -470,8 +471,7 @@ int archpmu_pmi_init(void)
 	for_each_possible_cpu(cpu) {
 		struct hrtimer *t = per_cpu_ptr(&sample_ticks, cpu);
 
-		hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-		t->function = sample_tick;
+		hrtimer_setup(t, sample_tick, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 	}
 	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "archpmu/sample:online",
 					pmi_cpu_online, pmi_cpu_offline);

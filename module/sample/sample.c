@@ -10,6 +10,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
+#include "../compat.h"
 #include "sample.h"
 
 int archpmu_sample_copy_in(struct archpmu_count_open *cmd,
@@ -154,7 +155,7 @@ int archpmu_sample_mmap(struct archpmu_sample *sm, struct vm_area_struct *vma)
 	if (vma->vm_pgoff % per || idx >= sm->nr || vma_pages(vma) != per)
 		return -EINVAL;
 	idx = array_index_nospec(idx, (unsigned long)sm->nr);
-	vma->vm_flags |= VM_DONTCOPY;
+	vm_flags_set(vma, VM_DONTCOPY);
 	return remap_vmalloc_range(vma, sm->smp[idx].ring.page, 0);
 }
 

@@ -20,6 +20,7 @@
 #include <linux/slab.h>
 #include <linux/user_namespace.h>
 
+#include "../compat.h"
 #include "task.h"
 
 static bool may_read(struct task_struct *task)
@@ -27,7 +28,6 @@ static bool may_read(struct task_struct *task)
 	const struct cred *cred = current_cred(), *tcred;
 	struct user_namespace *mm_ns = NULL;
 	bool ok, dumpable = true;
-	struct mm_struct *mm;
 
 	if (same_thread_group(task, current))
 		return true;
@@ -41,11 +41,8 @@ static bool may_read(struct task_struct *task)
 	if (!ok)
 		return false;
 	task_lock(task);
-	mm = task->mm;
-	if (mm && get_dumpable(mm) != SUID_DUMP_USER) {
-		dumpable = false;
-		mm_ns = get_user_ns(mm->user_ns);
-	}
+	if (task->mm)
+		dumpable = archpmu_task_dumpable(task, &mm_ns);
 	task_unlock(task);
 	if (dumpable)
 		return true;

@@ -35,6 +35,7 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 
+#include "../compat.h"
 #include "task.h"
 
 #define POOL_LEN	64
@@ -186,7 +187,7 @@ static void probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 
 	if (!READ_ONCE(probes_users) || !p->mm)
 		return;
-	leave = get_dumpable(p->mm) != SUID_DUMP_USER;
+	leave = !archpmu_task_dumpable(p, NULL);
 	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)p) {
 		if (e->task != p || READ_ONCE(e->dead))
 			continue;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # DKMS builds the module from `make dkms`'s sources against the installed
-# kernel headers (Debian's dkms, in trees of this test's own: nothing is
+# kernel headers and Debian 12's backports kernel's (Debian's dkms, in trees of this test's own: nothing is
 # added to the system's DKMS), and the module carries module/version.h's version.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -11,9 +11,13 @@ trap 'rm -rf "$work"' EXIT
 version=$(sed -n 's/^#define ARCHPMU_VERSION "\(.*\)"/\1/p' "$top/module/version.h")
 grep -qx "PACKAGE_VERSION=\"$version\"" "$top/dkms.conf" ||
 	{ echo "dkms.conf's PACKAGE_VERSION is not module/version.h's $version"; exit 1; }
-kdir=$(ls -d /lib/modules/*/build 2>/dev/null | grep -v -- '-rt-' | sort -V | tail -n 1)
-[ -n "$kdir" ] || { echo "dkms test: no kernel headers (scripts/install-deps)"; exit 1; }
-kver=$(basename "$(dirname "$kdir")")
+stock=$(ls -d /lib/modules/*/build 2>/dev/null | grep -v -- '-rt-' | sort -V | tail -n 1)
+[ -n "$stock" ] || { echo "dkms test: no kernel headers (scripts/install-deps)"; exit 1; }
+# And Debian 12's backports kernel (6.12), whose headers are where
+# scripts/matrix-kernel put them: dkms's --kernelsourcedir.
+eval "$("$top/scripts/matrix-kernel" backports)"
+# shellcheck disable=SC2154 # kver and kdir come from matrix-kernel
+builds=("$(basename "$(dirname "$stock")") $stock" "$kver $kdir")
 
 make -C "$top" -s dkms DESTDIR="$work/root" > /dev/null
 src=$work/root/usr/src
@@ -21,14 +25,19 @@ src=$work/root/usr/src
 [ ! -e "$src/archpmu-$version/module/test" ] || { echo "make dkms: the test modules came along"; exit 1; }
 mkdir -p "$work/dkms"
 trees=(--sourcetree "$src" --dkmstree "$work/dkms")
-if ! { dkms add -m archpmu -v "$version" "${trees[@]}" && dkms build -m archpmu -v "$version" -k "$kver" "${trees[@]}"; } \
-	> "$work/log" 2>&1; then
-	cat "$work/log"
-	find "$work/dkms" -name make.log -exec cat {} \;
-	exit 1
-fi
-ko=$(find "$work/dkms/archpmu/$version/$kver" -name archpmu.ko | head -n 1)
-[ -n "$ko" ] || { echo "dkms build made no archpmu.ko"; cat "$work/log"; exit 1; }
-[ "$(modinfo -F version "$ko")" = "$version" ] || { echo "the DKMS module's version is not $version"; exit 1; }
-[ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$kver" ] || { echo "built for the wrong kernel"; exit 1; }
-echo "dkms test passed: dkms build against $kver headers made archpmu.ko $version"
+dkms add -m archpmu -v "$version" "${trees[@]}" > "$work/log" 2>&1 || { cat "$work/log"; exit 1; }
+for b in "${builds[@]}"; do
+	kver=${b%% *} kdir=${b#* }
+	if ! dkms build -m archpmu -v "$version" -k "$kver" --kernelsourcedir "$kdir" "${trees[@]}" \
+		> "$work/log" 2>&1; then
+		cat "$work/log"
+		find "$work/dkms" -name make.log -exec cat {} \;
+		exit 1
+	fi
+	ko=$(find "$work/dkms/archpmu/$version/$kver" -name archpmu.ko | head -n 1)
+	[ -n "$ko" ] || { echo "dkms build made no archpmu.ko for $kver"; cat "$work/log"; exit 1; }
+	[ "$(modinfo -F version "$ko")" = "$version" ] || { echo "the DKMS module's version is not $version"; exit 1; }
+	[ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$kver" ] || { echo "built for the wrong kernel"; exit 1; }
+	echo "dkms test: dkms build against $kver headers made archpmu.ko $version"
+done
+echo "dkms test passed"
