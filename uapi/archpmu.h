@@ -253,8 +253,8 @@ struct archpmu_model_msr {
  *   -EMEDIUMTYPE edge, INV, CMASK or AnyThread on a fixed counter
  *   -ENOSPC      more events than free counters on a CPU
  *   -EBUSY       a needed counter is held: by another session, by perf (the NMI
- *                watchdog included), or in use by another agent (EN/INT bits,
- *                IA32_PERF_GLOBAL_INUSE). busy_holder says which, dmesg names
+ *                watchdog included), or counting for another agent (EN set,
+ *                a fixed counter's ring bits). busy_holder says which, dmesg names
  *                the holder and the fix. archpmu and perf never share the PMU:
  *                while perf holds every GP counter (it reserves them all for
  *                its first hardware event) every session is refused, and while
@@ -385,7 +385,7 @@ struct archpmu_model_msr {
 #define ARCHPMU_HOLDER_UNKNOWN	0	/* older kernels; netlink: not for this caller to know */
 #define ARCHPMU_HOLDER_SESSION	1	/* another archpmu session, of process busy_pid */
 #define ARCHPMU_HOLDER_PERF	2	/* perf: a perf_event_open() user or the NMI watchdog */
-#define ARCHPMU_HOLDER_AGENT	3	/* another agent programmed the counter (EN/INT, INUSE) */
+#define ARCHPMU_HOLDER_AGENT	3	/* another agent counts with it (EN, fixed ring bits) */
 #define ARCHPMU_HOLDER_NONE	4	/* free (netlink's GET_PMU_USAGE only) */
 
 /* A counter: GP counter i is i; fixed counter j is ARCHPMU_COUNTER_FIXED | j. */

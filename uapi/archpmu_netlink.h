@@ -75,9 +75,8 @@ enum archpmu_genl_cmd {
 	 *   for perf: COUNTERS (the GP counters perf holds that the event could
 	 *     use, as a bit mask; all of them when perf holds every one), and
 	 *     COUNTER for a pinned event;
-	 *   for an agent: COUNTER (EN or INT in its PERFEVTSEL, or its live
-	 *     FIXED_CTR_CTRL nibble) or COUNTERS (GLOBAL_INUSE), with the MSR
-	 *     and MSR_VALUE that showed it.
+	 *   for an agent: COUNTER (EN in its PERFEVTSEL, or a ring bit in its
+	 *     FIXED_CTR_CTRL nibble), with the MSR and MSR_VALUE that showed it.
 	 */
 	ARCHPMU_GENL_EVENT_REFUSED,
 	/*

@@ -165,7 +165,6 @@ static void classify(struct dump_state *st, struct usage_entry *u, unsigned int 
 	const struct archpmu_holder *h = per_cpu(archpmu_cpu_ctx, cpu).holder[idx];
 	u64 bit = archpmu_counter_bit(u->counter);
 	bool fixed = u->counter & ARCHPMU_COUNTER_FIXED;
-	u64 inuse = reg_value(regs, nr, ARCHPMU_MSR_GLOBAL_INUSE);
 	u64 ctl;
 
 	u->cpu = cpu;
@@ -183,19 +182,18 @@ static void classify(struct dump_state *st, struct usage_entry *u, unsigned int 
 	if (fixed) {
 		u->msr = ARCHPMU_MSR_FIXED_CTR_CTRL;
 		ctl = reg_value(regs, nr, u->msr) >> ARCHPMU_FIXED_SHIFT(u->counter & 0xff);
-		ctl &= ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR | ARCHPMU_FIXED_PMI;
+		ctl &= ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR;
 	} else {
 		u->msr = ARCHPMU_MSR_PERFEVTSEL0 + u->counter;
-		ctl = reg_value(regs, nr, u->msr) & (ARCHPMU_EVTSEL_EN | ARCHPMU_EVTSEL_INT);
+		ctl = reg_value(regs, nr, u->msr) & ARCHPMU_EVTSEL_EN;
 	}
 	if (!fixed && (perf_held & bit)) {
 		u->holder = ARCHPMU_HOLDER_PERF;
 	} else if (fixed && perf_all) {
 		u->holder = ARCHPMU_HOLDER_PERF;
-	} else if (ctl || (inuse & bit)) {
+	} else if (ctl) {
+		/* What claims refuse (claim.c's agent_busy): a live enable only. */
 		u->holder = ARCHPMU_HOLDER_AGENT;
-		if (!ctl)
-			u->msr = ARCHPMU_MSR_GLOBAL_INUSE;
 		u->msr_value = reg_value(regs, nr, u->msr);
 	} else {
 		u->holder = ARCHPMU_HOLDER_NONE;

@@ -50,16 +50,19 @@ int archpmu_regs_read_cpu(unsigned int cpu, struct archpmu_reg *regs, unsigned i
 		add(b, regs, ARCHPMU_MSR_GLOBAL_CTRL);
 		add(b, regs, ARCHPMU_MSR_GLOBAL_STATUS);
 	}
-	if (d->version >= 4)
-		add(b, regs, ARCHPMU_MSR_GLOBAL_INUSE);
 	if (d->flags & ARCHPMU_PMU_PDCM)
 		add(b, regs, ARCHPMU_MSR_PERF_CAPABILITIES);
 	if (d->flags & ARCHPMU_PMU_PERF_METRICS)
 		add(b, regs, ARCHPMU_MSR_PERF_METRICS);
+	/* Last: a hypervisor may report v4 and not emulate it; then it is absent. */
+	if (d->version >= 4)
+		add(b, regs, ARCHPMU_MSR_GLOBAL_INUSE);
 	BUILD_BUG_ON(2 * ARCHPMU_LEGACY_GP + ARCHPMU_LEGACY_FIXED + 6 > ARCHPMU_REGS_MAX);
 	*nr = b->nr;
 	ret = archpmu_batch_run(cpu, b);
-	if (ret)
+	if (ret && d->version >= 4 && b->done == b->nr - 1)
+		ret = 0;
+	if (ret || b->done < b->nr)
 		*nr = b->done;
 	kfree(b);
 	return ret;

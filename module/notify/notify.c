@@ -70,16 +70,12 @@ static void print_refusal(const struct archpmu_refusal *r)
 			perf_fix);
 		break;
 	case ARCHPMU_REFUSED_AGENT_EVTSEL:
-		pr_warn("CPU %u: GP counter %u is in use by another agent (IA32_PERFEVTSEL%u = %#llx has EN or INT set); stop that tool first\n",
+		pr_warn("CPU %u: GP counter %u is in use by another agent (IA32_PERFEVTSEL%u = %#llx has EN set); stop that tool first\n",
 			r->cpu, r->counter, r->counter, r->msr_value);
 		break;
 	case ARCHPMU_REFUSED_AGENT_FIXED:
 		pr_warn("CPU %u: a fixed counter is in use by another agent (IA32_FIXED_CTR_CTRL = %#llx); stop that tool first\n",
 			r->cpu, r->msr_value);
-		break;
-	case ARCHPMU_REFUSED_AGENT_INUSE:
-		pr_warn("CPU %u: counters %#llx are in use by another agent (IA32_PERF_GLOBAL_INUSE = %#llx); stop that tool first\n",
-			r->cpu, r->counters, r->msr_value);
 		break;
 	case ARCHPMU_REFUSED_NONE:
 		break;

@@ -113,10 +113,13 @@ static void add_fixed_enable(struct archpmu_claims *cl, struct archpmu_claim *c,
 				     archpmu_fixed_ctrl_mask(c->used));
 }
 
-/* Our fixed counters (busy-mask bits) that IA32_FIXED_CTR_CTRL enables or arms. */
+/*
+ * Our fixed counters (busy-mask bits) that IA32_FIXED_CTR_CTRL enables: a
+ * ring bit counts, the PMI bit alone does not.
+ */
 static u64 fixed_in_use(const struct archpmu_claim *c, u64 fixed_ctrl)
 {
-	u64 live = ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR | ARCHPMU_FIXED_PMI;
+	u64 live = ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR;
 	u64 busy = 0;
 	u32 j;
 
@@ -127,7 +130,14 @@ static u64 fixed_in_use(const struct archpmu_claim *c, u64 fixed_ctrl)
 	return busy;
 }
 
-/* Which of our counters another agent uses, from what save() read. */
+/*
+ * Which of our counters another agent is counting with, from what save()
+ * read: only a live enable (EN, a fixed counter's ring bits) says so. perf
+ * disables an event by clearing EN alone and leaves the rest (event, umask,
+ * USR, OS, INT) behind for good, which GLOBAL_INUSE then reports too; such a
+ * counter is taken and put back as found. perf's own users are refused
+ * through its reservation (perf_share.c), not here.
+ */
 static u64 agent_busy(const struct archpmu_claim *c)
 {
 	const struct archpmu_pmu_saved *sv = &c->saved;
@@ -135,10 +145,9 @@ static u64 agent_busy(const struct archpmu_claim *c)
 	u32 i;
 
 	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
-		if ((used_gp(c) & BIT_ULL(i)) &&
-		    (sv->evtsel[i] & (ARCHPMU_EVTSEL_EN | ARCHPMU_EVTSEL_INT)))
+		if ((used_gp(c) & BIT_ULL(i)) && (sv->evtsel[i] & ARCHPMU_EVTSEL_EN))
 			busy |= BIT_ULL(i);
-	return busy | fixed_in_use(c, sv->fixed_ctrl) | (sv->inuse & c->used);
+	return busy | fixed_in_use(c, sv->fixed_ctrl);
 }
 
 void archpmu_claim_describe_agent(struct archpmu_claims *cl, const struct archpmu_claim *c)
@@ -151,7 +160,7 @@ void archpmu_claim_describe_agent(struct archpmu_claims *cl, const struct archpm
 	memset(r, 0, sizeof(*r));
 	r->cpu = c->cpu;
 	r->event = archpmu_claim_event_on(cl, c, c->agent_busy);
-	if (gp && (sv->evtsel[__ffs64(gp)] & (ARCHPMU_EVTSEL_EN | ARCHPMU_EVTSEL_INT))) {
+	if (gp) {
 		r->kind = ARCHPMU_REFUSED_AGENT_EVTSEL;
 		r->counter = __ffs64(gp);
 		r->msr = ARCHPMU_MSR_PERFEVTSEL0 + r->counter;
@@ -161,11 +170,6 @@ void archpmu_claim_describe_agent(struct archpmu_claims *cl, const struct archpm
 		r->counter = ARCHPMU_COUNTER_FIXED | (__ffs64(fixed) - ARCHPMU_BUSY_FIXED_SHIFT);
 		r->msr = ARCHPMU_MSR_FIXED_CTR_CTRL;
 		r->msr_value = sv->fixed_ctrl;
-	} else {
-		r->kind = ARCHPMU_REFUSED_AGENT_INUSE;
-		r->counters = sv->inuse & c->used;
-		r->msr = ARCHPMU_MSR_GLOBAL_INUSE;
-		r->msr_value = sv->inuse;
 	}
 }
 

@@ -41,9 +41,8 @@ enum archpmu_refusal_kind {
 	ARCHPMU_REFUSED_PERF_PINNED,	/* perf holds the pinned GP counter */
 	ARCHPMU_REFUSED_PERF,		/* perf holds the GP counters the event could use */
 	ARCHPMU_REFUSED_PERF_ALL,	/* perf holds every GP counter */
-	ARCHPMU_REFUSED_AGENT_EVTSEL,	/* EN or INT in a PERFEVTSEL */
-	ARCHPMU_REFUSED_AGENT_FIXED,	/* a live nibble of FIXED_CTR_CTRL */
-	ARCHPMU_REFUSED_AGENT_INUSE,	/* IA32_PERF_GLOBAL_INUSE */
+	ARCHPMU_REFUSED_AGENT_EVTSEL,	/* EN in a PERFEVTSEL */
+	ARCHPMU_REFUSED_AGENT_FIXED,	/* a ring bit in a nibble of FIXED_CTR_CTRL */
 };
 
 struct archpmu_refusal {
@@ -51,7 +50,7 @@ struct archpmu_refusal {
 	u32 cpu;
 	u32 event;		/* or ~0 */
 	u32 counter;		/* PERF_PINNED, AGENT_*: ARCHPMU_COUNTER_* */
-	u64 counters;		/* PERF: busy-mask bits perf holds; AGENT_INUSE: ours in use */
+	u64 counters;		/* PERF: busy-mask bits perf holds */
 	u32 msr;		/* AGENT_*: the MSR that showed it, and its value */
 	u64 msr_value;
 	/* SESSION: a copy, so the refusal outlives archpmu_own_lock. */

@@ -99,13 +99,11 @@ struct archpmu_pmu_saved {
 	u64 fixed[ARCHPMU_LEGACY_FIXED];
 	u64 fixed_ctrl;
 	u64 global_ctrl;
-	u64 inuse;
 };
 
 /*
  * What differs between PMU versions, as batch steps over a set of counters
- * (busy-mask bits): v1 has no global MSRs, v2-v3 have them, v4+ also has
- * IA32_PERF_GLOBAL_INUSE.
+ * (busy-mask bits): v1 has no global MSRs, v2+ have them.
  */
 struct archpmu_pmu_ops {
 	const char *name;

@@ -19,6 +19,7 @@
  *       give the E-core layout where it differs.
  *   model_full_width, model_perf_caps: IA32_PERF_CAPABILITIES (PDCM is set
  *       in synthesised CPUID when either is non-zero).
+ *   model_quirks: what real systems do beyond the SDM (model_regs.h).
  *   model_rate_percent: enabled counters advance every millisecond at the
  *       rates of archpmu_model_rate() times this percentage, the tick going
  *       to USR or OS by the mode of the interrupted context; 0 stops time
@@ -414,7 +415,8 @@ int archpmu_model_init(void)
 		return ret;
 	for_each_possible_cpu(cpu)
 		archpmu_model_regs_reset(per_cpu_ptr(&model_regs, cpu),
-					 &model_types[model_type_of(cpu)].desc);
+					 &model_types[model_type_of(cpu)].desc,
+					 archpmu_model_quirks);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <linux/sysfs.h>
 
 #include "model_param.h"
+#include "model_regs.h"
 
 static int model_num_set(const char *text, const struct kernel_param *kp)
 {
@@ -42,3 +43,10 @@ const struct kernel_param_ops archpmu_model_num_ops = {
 	.set = model_num_set,
 	.get = model_num_get,
 };
+
+u64 archpmu_model_quirks;
+static struct archpmu_model_num_param model_quirks_param = {
+	.val = &archpmu_model_quirks, .is_u64 = true, .lo = 0, .hi = ARCHPMU_MODEL_QUIRKS,
+};
+module_param_cb(model_quirks, &archpmu_model_num_ops, &model_quirks_param, 0444);
+MODULE_PARM_DESC(model_quirks, "What real systems do beyond the SDM: 1 = GLOBAL_INUSE raises #GP (default 0)");

@@ -19,4 +19,7 @@ struct archpmu_model_num_param {
 /* For module_param_cb(), with a struct archpmu_model_num_param as its arg. */
 extern const struct kernel_param_ops archpmu_model_num_ops;
 
+/* model_quirks: a mask of ARCHPMU_MODEL_QUIRK_* (model_regs.h). */
+extern u64 archpmu_model_quirks;
+
 #endif /* ARCHPMU_PMU_MODEL_PARAM_H */

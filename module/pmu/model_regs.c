@@ -39,10 +39,11 @@ static enum reg_kind counter_reg(const struct archpmu_pmu_desc *d, u32 msr,
 }
 
 void archpmu_model_regs_reset(struct archpmu_model_regs *r,
-			      const struct archpmu_pmu_desc *desc)
+			      const struct archpmu_pmu_desc *desc, u64 quirks)
 {
 	memset(r, 0, sizeof(*r));
 	r->desc = desc;
+	r->quirks = quirks;
 	if (desc->version >= 2)
 		r->global_ctrl = desc->gp_mask;
 }
@@ -120,6 +121,8 @@ int archpmu_model_rdmsr(const struct archpmu_model_regs *r, u32 msr, u64 *val)
 		*val = 0;
 		return 0;
 	case ARCHPMU_MSR_GLOBAL_INUSE:
+		if (r->quirks & ARCHPMU_MODEL_QUIRK_INUSE_GP)
+			return GP;
 		*val = archpmu_model_inuse(r);
 		return 0;
 	}

@@ -8,8 +8,18 @@
 
 #include "arch_pmu.h"
 
+/*
+ * What real systems do beyond the SDM, for the tests to show (the model_quirks
+ * module parameter, a mask of these):
+ *   INUSE_GP  IA32_PERF_GLOBAL_INUSE raises #GP, as under a hypervisor that
+ *             reports PMU v4 but does not emulate it.
+ */
+#define ARCHPMU_MODEL_QUIRK_INUSE_GP	0x1ULL
+#define ARCHPMU_MODEL_QUIRKS		0x1ULL	/* every quirk */
+
 struct archpmu_model_regs {
 	const struct archpmu_pmu_desc *desc;	/* the layout being modelled */
+	u64 quirks;				/* ARCHPMU_MODEL_QUIRK_* */
 	u64 evtsel[ARCHPMU_LEGACY_GP];
 	u64 pmc[ARCHPMU_LEGACY_GP];
 	u64 fixed[ARCHPMU_LEGACY_FIXED];
@@ -26,7 +36,7 @@ struct archpmu_model_regs {
 
 /* Power-on state: everything 0, GLOBAL_CTRL enables the GP counters. */
 void archpmu_model_regs_reset(struct archpmu_model_regs *r,
-			      const struct archpmu_pmu_desc *desc);
+			      const struct archpmu_pmu_desc *desc, u64 quirks);
 
 /* Both return 0, or -EIO where the CPU would raise #GP. */
 int archpmu_model_rdmsr(const struct archpmu_model_regs *r, u32 msr, u64 *val);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The PMU operations of each architectural version, as batch steps: v1 has
- * no global MSRs, v2-v3 add IA32_PERF_GLOBAL_CTRL/STATUS/OVF_CTRL and
- * IA32_FIXED_CTR_CTRL, v4+ IA32_PERF_GLOBAL_INUSE (pmu-spec.md §2-3).
+ * no global MSRs, v2+ add IA32_PERF_GLOBAL_CTRL/STATUS/OVF_CTRL and
+ * IA32_FIXED_CTR_CTRL (pmu-spec.md §2-3). v4's IA32_PERF_GLOBAL_INUSE is
+ * never read here: it reports the idle event selects perf leaves behind as
+ * in use, and a hypervisor need not emulate it (a #GP would fail sessions).
  */
 #include "cpu_ctx.h"
 
@@ -80,25 +82,8 @@ static const struct archpmu_pmu_ops pmu_v2_ops = {
 	.restore_global = v2_restore_global,
 };
 
-static void v4_save_global(struct archpmu_batch *b, struct archpmu_pmu_saved *sv)
-{
-	v2_save_global(b, sv);
-	archpmu_batch_read(b, ARCHPMU_MSR_GLOBAL_INUSE, &sv->inuse);
-}
-
-static const struct archpmu_pmu_ops pmu_v4_ops = {
-	.name = "v4",
-	.save_global = v4_save_global,
-	.disable = v2_disable,
-	.enable = v2_enable,
-	.ack = v2_ack,
-	.restore_global = v2_restore_global,
-};
-
 const struct archpmu_pmu_ops *archpmu_pmu_ops_for(const struct archpmu_pmu_desc *d)
 {
-	if (d->version >= 4)
-		return &pmu_v4_ops;
 	if (d->version >= 2)
 		return &pmu_v2_ops;
 	return &pmu_v1_ops;

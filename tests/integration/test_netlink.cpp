@@ -314,8 +314,15 @@ TEST_CASE("who names every holder exactly", "[netlink][who]")
 {
     LoadedModule module(kExact);
     Session mine(kDev, events("branches@gp0,instructions"), {0});
+    archpmu::Device dev;
+    // On the last CPU: another agent counts with GP 3, and GP 1 holds what
+    // perf leaves when it is done (EN clear, INT set), which is free.
+    const unsigned last = online_cpus().back();
+    dev.model_write_msr(last, 0x186 + 3, 0x4300c4);
+    dev.model_write_msr(last, 0x186 + 1, 0x1300c4);
     REQUIRE(load_hog(2) == 0);
     const auto r = run_tool("who --json");
+    dev.model_write_msr(last, 0x186 + 3, 0);
     CHECK(unload_hog() == 0);
     REQUIRE(r.status == 0);
     const json doc = json::parse(r.out);
@@ -334,7 +341,7 @@ TEST_CASE("who names every holder exactly", "[netlink][who]")
         CHECK(holder[p + "gp0"] == (cpu == 0 ? "session" : "free"));
         CHECK(holder[p + "gp1"] == "free");
         CHECK(holder[p + "gp2"] == "perf");
-        CHECK(holder[p + "gp3"] == "free");
+        CHECK(holder[p + "gp3"] == (cpu == last ? "agent" : "free"));
         CHECK(holder[p + "fixed0"] == (cpu == 0 ? "session" : "free"));
         CHECK(holder[p + "fixed1"] == "free");
         CHECK(holder[p + "fixed2"] == "free");

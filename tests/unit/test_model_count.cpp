@@ -12,7 +12,7 @@ struct Model {
         archpmu_cpuid_set c{};
         c.leaf0a = {version | 4u << 8 | width << 16 | 7u << 24, 0, 0, 3u | width << 5};
         archpmu_decode_cpuid(&c, &desc);
-        archpmu_model_regs_reset(&regs, &desc);
+        archpmu_model_regs_reset(&regs, &desc, 0);
     }
     u64 rd(uint32_t msr)
     {

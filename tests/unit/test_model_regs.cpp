@@ -21,7 +21,10 @@ archpmu_pmu_desc layout(uint32_t version, uint32_t gp, uint32_t width, uint32_t 
 }
 
 struct Model {
-    explicit Model(const archpmu_pmu_desc& d) : desc(d) { archpmu_model_regs_reset(&regs, &desc); }
+    explicit Model(const archpmu_pmu_desc& d, u64 quirks = 0) : desc(d)
+    {
+        archpmu_model_regs_reset(&regs, &desc, quirks);
+    }
     uint64_t read(uint32_t msr)
     {
         u64 v = 0xdeadbeef;
@@ -155,4 +158,12 @@ TEST_CASE("model: GLOBAL_INUSE reflects the event selects and fixed enables", "[
     CHECK(m.write(ARCHPMU_MSR_PERFEVTSEL0, ARCHPMU_EVTSEL_INT) == 0);
     CHECK(m.read(ARCHPMU_MSR_GLOBAL_INUSE) == (0x4 | 1ULL << 33 | ARCHPMU_INUSE_PMI));
     CHECK(m.write(ARCHPMU_MSR_GLOBAL_INUSE, 0) == kGP);
+}
+
+TEST_CASE("model: the INUSE_GP quirk makes GLOBAL_INUSE raise #GP, nothing else", "[model]")
+{
+    Model m(layout(4, 4, 48, 3), ARCHPMU_MODEL_QUIRK_INUSE_GP);
+    CHECK(m.try_read(ARCHPMU_MSR_GLOBAL_INUSE) == kGP);
+    CHECK(m.read(ARCHPMU_MSR_GLOBAL_CTRL) == 0xf);
+    CHECK(m.read(ARCHPMU_MSR_GLOBAL_STATUS) == 0);
 }
