@@ -3,14 +3,15 @@
  * Notifications: the dmesg line and the netlink event of each thing a user
  * should hear about, from one call (notify.h). Refusals, foreign use and a
  * failed resume are warnings; CPUs leaving and coming back, throttling and
- * lost samples are information, rate-limited in dmesg (the events carry
- * counts, so nothing is lost to the rate limit); the session lifecycle is
- * dmesg debug only.
+ * lost samples are information. Refusals and information are rate-limited in
+ * dmesg, so that a loop of refused opens cannot wrap the kernel log; every
+ * one still goes out as an event. The session lifecycle is dmesg debug only.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/compiler.h>
 #include <linux/printk.h>
+#include <linux/ratelimit.h>
 
 #include "notify.h"
 
@@ -50,8 +51,13 @@ void archpmu_notify_session(const struct archpmu_claims *cl, u8 cmd, bool runnin
 	send(&note);
 }
 
+/* All refusal lines together: 10 every 5 s, then a count of those left out. */
+static DEFINE_RATELIMIT_STATE(refusal_ratelimit, 5 * HZ, 10);
+
 static void print_refusal(const struct archpmu_refusal *r)
 {
+	if (r->kind == ARCHPMU_REFUSED_NONE || !__ratelimit(&refusal_ratelimit))
+		return;
 	switch (r->kind) {
 	case ARCHPMU_REFUSED_SESSION:
 		pr_warn("CPU %u: event %u does not fit: the counters it could use are held by the archpmu session of pid %d (%s)\n",

@@ -396,6 +396,31 @@ TEST_CASE("a v4 PMU whose GLOBAL_INUSE raises #GP counts, and regs leaves it out
     CHECK(run_tool("who --json").status == 0);
 }
 
+// 2,982 refused opens once wrote 2,982 lines and wrapped the kernel log, boot
+// log and all. Refusal lines are rate-limited together (10 every 5 s), and
+// the kernel says how many it left out once lines are let through again.
+TEST_CASE("a flood of refusals leaves the kernel log readable", "[counting][sharing]")
+{
+    LoadedModule module(std::string(kExact) + "model_version=4");
+    archpmu::Device dev;
+    dev.model_write_msr(0, 0x186 + 3, 0x4300c4);  // EN set on GP 3
+    KernelLog log;
+    int refused = 0;
+    for (int i = 0; i < 3000; i++)
+        refused += open_errno("branches@gp3", {0}) == EBUSY;
+    CHECK(refused == 3000);
+    const auto flood = log.grep("in use by another agent");
+    CHECK(!flood.empty());
+    CHECK(flood.size() <= 10);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5500));
+    CHECK(open_errno("branches@gp3", {0}) == EBUSY);
+    // (KernelLog::grep sees every line since the log was opened.)
+    CHECK(log.grep("in use by another agent").size() == flood.size() + 1);
+    CHECK(log.grep("callbacks suppressed").size() == 1);
+    CHECK(run_command("dmesg | grep -c 'Linux version'").out == "1\n");  // the boot log is there
+    dev.model_write_msr(0, 0x186 + 3, 0);
+}
+
 // perf's x86_pmu_disable_event clears EN alone: event, umask, USR, OS and INT
 // stay in the event select for good, and GLOBAL_INUSE reports the counter.
 // Such a counter is idle: a session takes it, counts exactly, and puts the
