@@ -132,6 +132,8 @@
 #define ARCHPMU_PMU_EQ			0x080U /* CPUID.(23H,0):EBX[1] */
 #define ARCHPMU_PMU_HYPERVISOR		0x100U /* CPUID.01H:ECX[31] */
 #define ARCHPMU_PMU_PERF_METRICS	0x200U /* PERF_CAPABILITIES[15] */
+/* CPUID.07H:EDX[13] without EDX[11]: GP counter 3 serves TSX; never allocated */
+#define ARCHPMU_PMU_TSX_FORCE_ABORT	0x400U
 
 /* archpmu_cpu_info.core_type: CPUID.1AH:EAX[31:24] on hybrid parts, else 0. */
 #define ARCHPMU_CORE_TYPE_NONE	0x00

@@ -56,9 +56,12 @@ static u64 fixed_usable(const struct archpmu_pmu_desc *d)
 	       d->fixed_mask & (BIT_ULL(ARCHPMU_LEGACY_FIXED) - 1) : 0;
 }
 
+/* Not GP counter 3 where TSX may take it (arch_pmu.c, TSX_FORCE_ABORT). */
 static u64 gp_usable(const struct archpmu_pmu_desc *d)
 {
-	return d->gp_mask & (BIT_ULL(ARCHPMU_LEGACY_GP) - 1);
+	u64 gp = d->gp_mask & (BIT_ULL(ARCHPMU_LEGACY_GP) - 1);
+
+	return d->flags & ARCHPMU_PMU_TSX_FORCE_ABORT ? gp & ~BIT_ULL(3) : gp;
 }
 
 static int pin(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,

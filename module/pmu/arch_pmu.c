@@ -68,6 +68,14 @@ void archpmu_decode_cpuid(const struct archpmu_cpuid_set *c,
 		d->flags |= ARCHPMU_PMU_PDCM;
 	if (c->leaf01.ecx & CPUID01_ECX_HYPERVISOR)
 		d->flags |= ARCHPMU_PMU_HYPERVISOR;
+	/*
+	 * Skylake to Comet Lake client microcode: GP counter 3 serves TSX unless
+	 * MSR 10FH[0] is set, which only perf may write. Microcode that makes
+	 * RTM always abort (EDX[11]) frees it again (perf's PMU_FL_TFA).
+	 */
+	if ((c->leaf07_0.edx & CPUID07_EDX_TSX_FORCE_ABORT) &&
+	    !(c->leaf07_0.edx & CPUID07_EDX_RTM_ALWAYS_ABORT))
+		d->flags |= ARCHPMU_PMU_TSX_FORCE_ABORT;
 	if (c->leaf07_0.edx & CPUID07_EDX_HYBRID) {
 		d->flags |= ARCHPMU_PMU_HYBRID;
 		d->core_type = c->leaf1a.eax >> 24;

@@ -396,6 +396,43 @@ TEST_CASE("a v4 PMU whose GLOBAL_INUSE raises #GP counts, and regs leaves it out
     CHECK(run_tool("who --json").status == 0);
 }
 
+// Skylake to Comet Lake client microcode with TSX_FORCE_ABORT (CPUID.07H:
+// EDX[13]) uses GP counter 3 for TSX unless MSR 10FH[0] is set, which only perf
+// may write; microcode with RTM_ALWAYS_ABORT (EDX[11]) gives it back.
+TEST_CASE("TSX_FORCE_ABORT parts never get GP counter 3", "[counting][tsx]")
+{
+    // A Skylake client: v4, 4 GP and 3 fixed counters of 48 bits.
+    const std::string skylake =
+        std::string(kExact) +
+        "model_cpuid=01.0=000506e3:00000800:7ffafbbf:bfebfbff,"
+        "0a.0=07300404:00000000:00000000:00000603,07.0=00000000:029c6fbf:00000000:";
+    const std::string four_gp = "instructions@gp,cycles@gp,branches,branch-misses";
+    SECTION("force abort: GP 3 is left alone")
+    {
+        LoadedModule module(skylake + "9c002400");
+        archpmu::Device dev;
+        CHECK(dev.cpu_info(0).tsx_force_abort());
+        CHECK(dev.cpu_info(0).gp_counters == 4);
+        CHECK(open_errno("branches@gp3", {0}) == ECHRNG);
+        CHECK(open_errno(four_gp, {0}) == ENOSPC);
+        Session s(kDev, events("instructions@gp,cycles@gp,branches"), {0});
+        s.start();
+        inject(0, 0x00c4, 9);
+        s.stop();
+        CHECK(values(s)[0][2] == 9);
+        CHECK(dev.model_read_msr(0, 0x186 + 3) == 0);
+        CHECK(run_tool("info").out.find("GP counter 3 is left to TSX") != std::string::npos);
+    }
+    SECTION("RTM always aborts: GP 3 is free")
+    {
+        LoadedModule module(skylake + "9c002c00");
+        archpmu::Device dev;
+        CHECK_FALSE(dev.cpu_info(0).tsx_force_abort());
+        CHECK(open_errno(four_gp, {0}) == 0);
+        CHECK(open_errno("branches@gp3", {0}) == 0);
+    }
+}
+
 // 2,982 refused opens once wrote 2,982 lines and wrapped the kernel log, boot
 // log and all. Refusal lines are rate-limited together (10 every 5 s), and
 // the kernel says how many it left out once lines are let through again.

@@ -116,6 +116,19 @@ TEST_CASE("the candidate counters of an event", "[alloc]")
     CHECK(archpmu_candidate_counters(&d, &tsc) == 1ULL << 34);
 }
 
+TEST_CASE("GP counter 3 of a TSX_FORCE_ABORT part is never allocated", "[alloc]")
+{
+    auto d = layout(4, 4, 3);
+    d.flags |= ARCHPMU_PMU_TSX_FORCE_ABORT;
+    const archpmu_event branches = ev(0x00c4);
+    CHECK(archpmu_candidate_counters(&d, &branches) == 0x7);
+    const auto r = allocate(d, {ev(0x00c4), ev(0x00c5), ev(0x412e)});
+    REQUIRE(r.err == 0);
+    CHECK(r.counters == std::vector<uint32_t>{0, 1, 2});
+    CHECK(allocate(d, {ev(0x00c4), ev(0x00c5), ev(0x412e), ev(0x4f2e)}).err == -ENOSPC);
+    CHECK(allocate(d, {ev(0x00c4, ARCHPMU_EVENT_PIN, 3)}).err == -ECHRNG);
+}
+
 TEST_CASE("too many events: ENOSPC, or EBUSY when others hold counters", "[alloc]")
 {
     const auto d = layout(4, 2, 3);

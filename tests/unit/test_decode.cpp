@@ -197,3 +197,14 @@ TEST_CASE("only architectural PMU MSRs are writable", "[decode][allowlist]")
                          0x38cu, 0x393u, 0x4c9u, 0x1900u})
         CHECK_FALSE(archpmu_msr_writable(msr));
 }
+
+TEST_CASE("TSX_FORCE_ABORT without RTM_ALWAYS_ABORT marks GP counter 3 as TSX's", "[decode]")
+{
+    auto c = leaf0a(eax(4, 4, 48, 7), 0, 0, 0x603);
+    CHECK((decode(c).flags & ARCHPMU_PMU_TSX_FORCE_ABORT) == 0);
+    c.leaf07_0.edx = 1u << 13;
+    CHECK((decode(c).flags & ARCHPMU_PMU_TSX_FORCE_ABORT) != 0);
+    CHECK(decode(c).gp_mask == 0xf);  // still reported: it exists
+    c.leaf07_0.edx |= 1u << 11;
+    CHECK((decode(c).flags & ARCHPMU_PMU_TSX_FORCE_ABORT) == 0);
+}

@@ -100,6 +100,11 @@ bool CpuInfo::hybrid() const
     return (pmu_flags & ARCHPMU_PMU_HYBRID) != 0;
 }
 
+bool CpuInfo::tsx_force_abort() const
+{
+    return (pmu_flags & ARCHPMU_PMU_TSX_FORCE_ABORT) != 0;
+}
+
 std::vector<unsigned> CpuInfo::fixed_counters() const
 {
     std::vector<unsigned> out;

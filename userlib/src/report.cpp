@@ -139,6 +139,7 @@ std::string info_json(const Info& info, const std::vector<CpuInfo>& cpus, int in
         else
             j["core_type"] = nullptr;
         j["full_width_write"] = c.full_width_write();
+        j["tsx_force_abort"] = c.tsx_force_abort();
         doc["cpus"].push_back(std::move(j));
     }
     return doc.dump(indent) + "\n";
@@ -174,6 +175,10 @@ std::string info_table(const Info& info, const std::vector<CpuInfo>& cpus, const
              fixed_list(c), c.fixed_mask ? std::to_string(c.fixed_width) : "-",
              c.full_width_write() ? "yes" : "no", anythread});
         events += wrapped("events, CPUs " + format_cpu_list(g.cpus) + ": ", c.events());
+        if (c.tsx_force_abort())
+            events += "CPUs " + format_cpu_list(g.cpus) +
+                      ": GP counter 3 is left to TSX (TSX_FORCE_ABORT microcode); sessions count "
+                      "on the others\n";
     }
     std::vector<std::size_t> width(rows[0].size(), 0);
     for (const auto& row : rows)

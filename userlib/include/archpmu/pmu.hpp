@@ -55,6 +55,8 @@ struct CpuInfo {
     [[nodiscard]] bool anythread_deprecated() const;
     [[nodiscard]] bool full_width_write() const;
     [[nodiscard]] bool hybrid() const;
+    // TSX_FORCE_ABORT microcode: GP counter 3 serves TSX and sessions never get it.
+    [[nodiscard]] bool tsx_force_abort() const;
     // Indices of the fixed counters that exist, ascending.
     [[nodiscard]] std::vector<unsigned> fixed_counters() const;
     // Names of the available architectural events, in bit order.
