@@ -113,9 +113,11 @@ static u32 max_per_tick(void)
 	return DIV_ROUND_UP_ULL((u64)READ_ONCE(sample_max_rate) * TICK_NS, NSEC_PER_SEC);
 }
 
+/* pmi_lock, with the CPU hotplug lock read-held around it, guards these. */
 static DEFINE_MUTEX(pmi_lock);
-static unsigned int pmi_users;	/* sampling sessions, under pmi_lock */
-static bool pmi_ticking;	/* the ticks run on every online CPU */
+static unsigned int pmi_users;	/* sampling sessions */
+static DEFINE_PER_CPU(unsigned int, tick_users);	/* those on this CPU */
+static struct cpumask tick_changes;	/* CPUs whose tick starts or stops */
 static DEFINE_PER_CPU(struct hrtimer, sample_ticks);
 /* For the benchmark (dev/debugfs.c): PMIs handled and the time they took. */
 static DEFINE_PER_CPU(u64, pmi_handled);
@@ -413,10 +415,27 @@ static void tick_stop(void *unused)
 	hrtimer_try_to_cancel(this_cpu_ptr(&sample_ticks));
 }
 
-int archpmu_pmi_get(void)
+/*
+ * Count @cl's CPUs in (@add) or out; the CPUs whose first session came or
+ * whose last went are left in tick_changes. Under pmi_lock.
+ */
+static void count_tick_users(const struct archpmu_claims *cl, bool add)
+{
+	unsigned int i, cpu;
+
+	cpumask_clear(&tick_changes);
+	for (i = 0; i < cl->nr_cpus; i++) {
+		cpu = cl->cpus[i].cpu;
+		if (add ? !per_cpu(tick_users, cpu)++ : !--per_cpu(tick_users, cpu))
+			cpumask_set_cpu(cpu, &tick_changes);
+	}
+}
+
+int archpmu_pmi_get(const struct archpmu_claims *cl)
 {
 	int ret = 0;
 
+	cpus_read_lock();
 	mutex_lock(&pmi_lock);
 	if (!pmi_users) {
 		ret = register_nmi_handler(NMI_LOCAL, pmi_handler, 0, "archpmu");
@@ -424,22 +443,24 @@ int archpmu_pmi_get(void)
 			pr_err("registering the PMI handler failed (%d)\n", ret);
 			goto out;
 		}
-		WRITE_ONCE(pmi_ticking, true);
-		on_each_cpu(tick_start, NULL, 1);
 	}
 	pmi_users++;
+	count_tick_users(cl, true);
+	/* An offline CPU starts its tick when it comes online (pmi_cpu_online). */
+	on_each_cpu_mask(&tick_changes, tick_start, NULL, true);
 out:
 	mutex_unlock(&pmi_lock);
+	cpus_read_unlock();
 	return ret;
 }
 
-void archpmu_pmi_put(void)
+void archpmu_pmi_put(const struct archpmu_claims *cl)
 {
 	cpus_read_lock();
 	mutex_lock(&pmi_lock);
+	count_tick_users(cl, false);
+	on_each_cpu_mask(&tick_changes, tick_stop, NULL, true);
 	if (!--pmi_users) {
-		WRITE_ONCE(pmi_ticking, false);
-		on_each_cpu(tick_stop, NULL, 1);
 		/* Waits for handlers still running on any CPU. */
 		unregister_nmi_handler(NMI_LOCAL, "archpmu");
 	}
@@ -447,9 +468,10 @@ void archpmu_pmi_put(void)
 	cpus_read_unlock();
 }
 
+/* Under the hotplug lock, so apart from get and put. */
 static int pmi_cpu_online(unsigned int cpu)
 {
-	if (READ_ONCE(pmi_ticking)) {
+	if (per_cpu(tick_users, cpu)) {
 		local_irq_disable();
 		tick_start(NULL);
 		local_irq_enable();

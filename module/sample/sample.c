@@ -119,7 +119,7 @@ int archpmu_sample_setup(struct archpmu_sample *sm, struct archpmu_claims *cl,
 		if (ret)
 			return ret;
 	}
-	ret = archpmu_pmi_get();
+	ret = archpmu_pmi_get(cl);
 	if (ret)
 		return ret;
 	sm->registered = true;
@@ -138,7 +138,7 @@ void archpmu_sample_teardown(struct archpmu_sample *sm)
 	sm->smp = NULL;
 	sm->nr = 0;
 	if (sm->registered)
-		archpmu_pmi_put();
+		archpmu_pmi_put(sm->cl);
 	sm->registered = false;
 }
 

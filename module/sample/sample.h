@@ -74,8 +74,13 @@ void archpmu_sample_notes_start(struct archpmu_sample *sm);
 void archpmu_sample_notes_stop(struct archpmu_sample *sm);
 
 /* pmi.c */
-int archpmu_pmi_get(void);	/* a sampling session begins: the handler is there */
-void archpmu_pmi_put(void);
+/*
+ * A sampling session on @cl's CPUs begins (ends): the handler is there, and
+ * the sampling tick runs on those CPUs, and on no CPU without a sampling
+ * session, which idle stays out of NOHZ for nothing.
+ */
+int archpmu_pmi_get(const struct archpmu_claims *cl);
+void archpmu_pmi_put(const struct archpmu_claims *cl);
 int archpmu_pmi_init(void);
 void archpmu_pmi_exit(void);
 /* PMIs the handler took as its own so far, and the nanoseconds they took. */

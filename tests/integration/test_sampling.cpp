@@ -242,6 +242,23 @@ uint64_t nmis(unsigned cpu)
     return 0;
 }
 
+// The CPUs on which an archpmu sampling tick is queued (/proc/timer_list).
+std::vector<unsigned> sample_tick_cpus()
+{
+    std::ifstream in("/proc/timer_list");
+    std::string line;
+    std::vector<unsigned> cpus;
+    long cpu = -1;
+    while (std::getline(in, line)) {
+        if (line.rfind("cpu: ", 0) == 0)
+            cpu = std::stol(line.substr(5));
+        else if (line.find("sample_tick") != std::string::npos && cpu >= 0 &&
+                 (cpus.empty() || cpus.back() != static_cast<unsigned>(cpu)))
+            cpus.push_back(static_cast<unsigned>(cpu));
+    }
+    return cpus;
+}
+
 void sleep_ms(int ms)
 {
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
@@ -315,6 +332,35 @@ TEST_CASE("period P over N injected events gives exactly N / P samples", "[sampl
     REQUIRE(count_type(one, ARCHPMU_RECORD_SAMPLE) == 1);
     CHECK(one[0].group[0].first == 1000);
     CHECK(one[0].group[1].first == 5);
+}
+
+// The tick keeps a CPU out of NOHZ idle: it runs only where a session samples.
+TEST_CASE("the sampling tick runs only on the CPUs a session samples", "[sampling]")
+{
+    LoadedModule mod(kExact);
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    CHECK(sample_tick_cpus().empty());
+    SampleOpen so;
+    so.events = {{kInstructions | kUsr, ARCHPMU_EVENT_GP_ONLY, 0}};
+    so.specs = {{100, 1, 0, 0}};
+    so.cpus = {cpu};
+    {
+        const int fd = so.open(dev.get());
+        REQUIRE(fd >= 0);
+        const UniqueFd session(fd);
+        CHECK(sample_tick_cpus() == std::vector<unsigned>{cpu});
+        SampleOpen other = so;
+        other.cpus = {0, cpu};
+        const int fd2 = other.open(dev.get());
+        REQUIRE(fd2 >= 0);
+        {
+            const UniqueFd session2(fd2);
+            CHECK(sample_tick_cpus() == std::vector<unsigned>{0, cpu});
+        }
+        CHECK(sample_tick_cpus() == std::vector<unsigned>{cpu});
+    }
+    CHECK(sample_tick_cpus().empty());
 }
 
 TEST_CASE("a counter without INT raises no PMI, though its status bit sets", "[sampling]")
