@@ -17,6 +17,9 @@
  *   /sys/kernel/debug/archpmu/task_pool_max  model backend only: the most
  *       entries a task session keeps for the children it follows (4096; 0
  *       follows none: tests)
+ *   /sys/kernel/debug/archpmu/task_open_delay_ms  model backend only: how long
+ *       a task session's COUNT_OPEN waits after its permission check (0-1000;
+ *       tests: an exec of the target lands in the open)
  *   /sys/kernel/debug/archpmu/fail_cpu_online/   fault injection on the CPU-
  *       online path (kernels with CONFIG_FAULT_INJECTION_DEBUG_FS; tests)
  */
@@ -116,6 +119,22 @@ static int task_pool_max_set(void *data, u64 val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(task_pool_max_fops, task_pool_max_get, task_pool_max_set, "%llu\n");
 
+static int task_open_delay_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(archpmu_task_open_delay_ms);
+	return 0;
+}
+
+static int task_open_delay_set(void *data, u64 val)
+{
+	if (val > ARCHPMU_TASK_OPEN_DELAY_MAX)
+		return -EINVAL;
+	WRITE_ONCE(archpmu_task_open_delay_ms, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(task_open_delay_fops, task_open_delay_get, task_open_delay_set,
+			 "%llu\n");
+
 void archpmu_debugfs_init(void)
 {
 	archpmu_debugfs_dir = debugfs_create_dir("archpmu", NULL);
@@ -135,6 +154,8 @@ void archpmu_debugfs_init(void)
 					   NULL, &fail_nth_fops);
 		debugfs_create_file_unsafe("task_pool_max", 0600, archpmu_debugfs_dir, NULL,
 					   &task_pool_max_fops);
+		debugfs_create_file_unsafe("task_open_delay_ms", 0600, archpmu_debugfs_dir,
+					   NULL, &task_open_delay_fops);
 	}
 	archpmu_sysfs_debugfs_init(archpmu_debugfs_dir);
 }

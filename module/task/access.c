@@ -10,6 +10,7 @@
  * task's user namespace. No security module is asked.
  */
 #include <linux/cred.h>
+#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/pid.h>
 #include <linux/rcupdate.h>
@@ -17,11 +18,14 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/rwsem.h>
 #include <linux/slab.h>
 #include <linux/user_namespace.h>
 
 #include "../compat.h"
 #include "task.h"
+
+unsigned int archpmu_task_open_delay_ms;
 
 static bool may_read(struct task_struct *task)
 {
@@ -154,36 +158,60 @@ struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, b
 	p = find_thread(cmd->task_pid);
 	if (!p)
 		return ERR_PTR(-ESRCH);
+	/*
+	 * As perf_event_open: from the permission check until its threads are
+	 * where the exec probe sees them (archpmu_task_attach), the target
+	 * cannot exec, and so cannot change its credentials or dumpability.
+	 */
+	ret = down_read_interruptible(&p->signal->exec_update_lock);
+	if (ret)
+		goto err_put;
 	ret = -ESRCH;
 	if (!alive(p, cmd->task_flags))
-		goto err_put;
+		goto err_unlock;
 	ret = -EACCES;
 	if (!may_read(p))
-		goto err_put;
+		goto err_unlock;
 	ret = -ENOMEM;
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
-		goto err_put;
+		goto err_unlock;
 	archpmu_task_scope_init(t);
 	t->flags = cmd->task_flags;
 	ret = archpmu_task_probes_get();
 	if (ret) {
 		kfree(t);
-		goto err_put;
+		goto err_unlock;
 	}
+	t->exec_locked = p;	/* archpmu_task_free() unlocks from here on */
 	ret = add_targets(t, p);
 	if (!ret && !may_read_targets(t))
 		ret = -EACCES;
+	/* Tests widen the window an exec of the target could race into. */
+	if (!ret && READ_ONCE(archpmu_task_open_delay_ms))
+		msleep(READ_ONCE(archpmu_task_open_delay_ms));
 	if (!ret && (t->flags & ARCHPMU_TASK_INHERIT))
 		ret = archpmu_task_pool_init(t);
-	put_task_struct(p);
 	if (ret) {
 		archpmu_task_free(t);
 		return ERR_PTR(ret);
 	}
 	return t;
 
+err_unlock:
+	up_read(&p->signal->exec_update_lock);
 err_put:
 	put_task_struct(p);
 	return ERR_PTR(ret);
+}
+
+void archpmu_task_exec_unlock(struct archpmu_task *t)
+{
+	struct task_struct *p = t->exec_locked;
+
+	if (!p)
+		return;
+	t->exec_locked = NULL;
+	up_read(&p->signal->exec_update_lock);
+	put_task_struct(p);
 }

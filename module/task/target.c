@@ -249,6 +249,8 @@ void archpmu_task_attach(struct archpmu_task *t)
 		}
 	}
 	raw_spin_unlock_irqrestore(&targets_lock, flags);
+	/* On the hash: an exec from now on meets the exec probe. */
+	archpmu_task_exec_unlock(t);
 	if (dead)
 		schedule_work(&t->tend);
 }
@@ -343,6 +345,7 @@ void archpmu_task_free(struct archpmu_task *t)
 
 	if (!t)
 		return;
+	archpmu_task_exec_unlock(t);
 	list_for_each_entry_safe(e, tmp, &t->targets, snode)
 		archpmu_task_target_put(e);
 	list_for_each_entry_safe(e, tmp, &t->pool, snode)

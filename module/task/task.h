@@ -36,6 +36,11 @@ struct archpmu_task {
 	/* From the probes (under the runqueue lock): reap the dead, refill. */
 	struct irq_work kick;
 	struct work_struct tend;
+	/*
+	 * Referenced, its process's exec_update_lock read-held by COUNT_OPEN
+	 * from the permission check to the attach (archpmu_task_exec_unlock).
+	 */
+	struct task_struct *exec_locked;
 };
 
 /* Module load and unload: find the scheduler's tracepoints. */
@@ -44,13 +49,15 @@ void archpmu_task_exit(void);
 
 /*
  * Before any lock: check the inputs, find the tasks and the caller's right
- * to count them, take references and the probes. NULL (no task scope) for
- * a session without ARCHPMU_COUNT_OPEN_TASK; an ERR_PTR on refusal.
+ * to count them, take references and the probes, and read-hold the target's
+ * exec_update_lock until archpmu_task_attach() (or archpmu_task_free()), in
+ * the same ioctl. NULL (no task scope) for a session without
+ * ARCHPMU_COUNT_OPEN_TASK; an ERR_PTR on refusal.
  */
 struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, bool sampling);
 /* Once the claims exist: make them the task scope's (cl->task_here). */
 void archpmu_task_bind(struct archpmu_task *t, struct archpmu_claims *cl);
-/* Once the counters are programmed: follow the tasks. */
+/* Once the counters are programmed: follow the tasks (and let them exec). */
 void archpmu_task_attach(struct archpmu_task *t);
 /*
  * Before the claims are released (may sleep, no lock held): stop following
@@ -58,6 +65,9 @@ void archpmu_task_attach(struct archpmu_task *t);
  */
 void archpmu_task_detach(struct archpmu_task *t);
 void archpmu_task_free(struct archpmu_task *t);
+
+/* access.c, for target.c: let the target exec again; no-op once done. */
+void archpmu_task_exec_unlock(struct archpmu_task *t);
 
 /* target.c, for access.c */
 struct archpmu_task_target *archpmu_task_target_new(struct task_struct *task, gfp_t gfp);
@@ -71,6 +81,9 @@ int archpmu_task_pool_init(struct archpmu_task *t);
 bool archpmu_task_supported(void);
 /* Test-only (dev/debugfs.c): the most entries a session keeps for children. */
 extern unsigned int archpmu_task_pool_max;
+/* Test-only (dev/debugfs.c): ms a task COUNT_OPEN waits after its permission check. */
+extern unsigned int archpmu_task_open_delay_ms;
+#define ARCHPMU_TASK_OPEN_DELAY_MAX	1000
 #define ARCHPMU_TASK_POOL_MAX	4096
 
 #endif /* ARCHPMU_TASK_TASK_H */

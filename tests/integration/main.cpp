@@ -70,8 +70,12 @@ CATCH_REGISTER_LISTENER(KernelLogListener)
 int main(int argc, char** argv)
 {
     // archpmu_itest --inject CPU CODE COUNT: inject events, as a command for `archpmu stat`;
-    // CPU "here": in this process's time slice, on the CPU it runs on.
-    if (argc == 5 && std::string(argv[1]) == "--inject" && std::string(argv[2]) == "here") {
+    // CPU "here": in this process's time slice, on the CPU it runs on (after AFTER_MS ms
+    // with a fifth argument).
+    if ((argc == 5 || argc == 6) && std::string(argv[1]) == "--inject" &&
+        std::string(argv[2]) == "here") {
+        if (argc == 6)
+            ::usleep(static_cast<useconds_t>(std::stoul(argv[5]) * 1000));
         archpmu::itest::inject_here(static_cast<uint32_t>(std::stoul(argv[3], nullptr, 0)),
                                     std::stoull(argv[4]));
         return 0;
