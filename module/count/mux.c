@@ -96,17 +96,15 @@ static void turn_local(struct archpmu_batch *b)
 	struct archpmu_claim *c = container_of(b, struct archpmu_claim, batch);
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	const struct archpmu_claims *cl = c->claims;
-	u64 rot = c->used & ~c->mux_keep, v;
+	u64 rot = c->used & ~c->mux_keep;
 	unsigned int e;
 	int idx;
 
 	lockdep_assert_irqs_disabled();
 	if (cl->task_here)
 		archpmu_claim_gate_local(cl, c, false);
-	else if (c->desc.version >= 2 && !archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, &v))
-		/* A counter the PMI handler throttled meanwhile stays stopped. */
-		archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, v & ~rot &
-				    ~(atomic64_read(&ctx->throttled) & READ_ONCE(ctx->sampling)));
+	else if (c->desc.version >= 2)
+		archpmu_global_ctrl_local(0, rot);
 	c->mux_t0 = clock_local(cl, c);
 	for (e = 0; e < cl->nr_events; e++) {
 		if (archpmu_claim_placed(c, e) && c->mux_t0 > c->mux_mark)

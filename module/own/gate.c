@@ -37,20 +37,10 @@ static void gate_msrs(const struct archpmu_claims *cl, const struct archpmu_clai
 		archpmu_wrmsr_local(ARCHPMU_MSR_FIXED_CTR_CTRL, (v & ~fixed_mask) | fixed_val);
 }
 
-/*
- * A read-modify-write: other sessions' bits are written back as read, except
- * that a sampling counter the PMI handler throttled meanwhile stays stopped.
- */
+/* Other sessions' bits stay as they are; a throttled counter stays stopped. */
 static void gate_global(const struct archpmu_claim *c, bool on)
 {
-	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
-	u64 v, held;
-
-	if (archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, &v))
-		return;
-	v = on ? v | c->used : v & ~c->used;
-	held = atomic64_read(&ctx->throttled) & READ_ONCE(ctx->sampling);
-	archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, v & ~held);
+	archpmu_global_ctrl_local(on ? c->used : 0, on ? 0 : c->used);
 }
 
 /* The time the tasks ran here, as the gate opens or closes. */

@@ -11,6 +11,7 @@
 
 #include "backend.h"
 #include "batch.h"
+#include "cpu_ctx.h"
 
 /* The backend in use, chosen once at load (main.c). */
 const struct archpmu_backend *archpmu_backend;
@@ -41,6 +42,9 @@ static int exec_op(struct archpmu_msr_op *op)
 	case ARCHPMU_MSR_WRITE:
 		return archpmu_wrmsr_local(op->msr, op->val);
 	case ARCHPMU_MSR_MODIFY:
+		if (op->msr == ARCHPMU_MSR_GLOBAL_CTRL)
+			return archpmu_global_ctrl_local(op->val & op->mask,
+							 op->mask & ~op->val);
 		err = archpmu_rdmsr_local(op->msr, &old);
 		if (err)
 			return err;

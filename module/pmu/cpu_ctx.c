@@ -164,3 +164,31 @@ void archpmu_ctx_reset_local(struct archpmu_batch *b)
 		hw->last_period = hw->period;
 	}
 }
+
+static u64 throttled_now(const struct archpmu_cpu_ctx *ctx)
+{
+	return atomic64_read(&ctx->throttled) & READ_ONCE(ctx->sampling);
+}
+
+int archpmu_global_ctrl_local(u64 set, u64 clear)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	u64 v, held;
+	int err;
+
+	lockdep_assert_irqs_disabled();
+	/* First: a PMI from here on restores the new bits, never the old. */
+	WRITE_ONCE(ctx->global_ours, (ctx->global_ours & ~clear) | set);
+	/*
+	 * The PMI handler writes GLOBAL_CTRL back as it found it, less what it
+	 * throttles: a throttle between our read and write is redone.
+	 */
+	do {
+		held = throttled_now(ctx);
+		err = archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, &v);
+		if (!err)
+			err = archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL,
+						  ((v & ~clear) | set) & ~held);
+	} while (!err && throttled_now(ctx) != held);
+	return err;
+}

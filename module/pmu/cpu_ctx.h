@@ -29,6 +29,11 @@
  *    waits for that cross-call to return: an NMI cannot see a freed owner.
  *    NMIs on other CPUs only read their own CPU's context.
  *
+ *  - global_ours: the IA32_PERF_GLOBAL_CTRL bits archpmu's own writes left
+ *    set, written only on this CPU with interrupts disabled, by
+ *    archpmu_global_ctrl_local(), before the register; the PMI handler reads
+ *    it to restore what a freeze on PMI cleared (v2-3).
+ *
  *  - sampling, throttled, tick_*, released_ns: sampling's per-CPU state,
  *    written only on this CPU: by the same hooks (sampling), by the PMI
  *    handler in NMI and by the sampling tick in hard interrupt context. The
@@ -142,6 +147,7 @@ struct archpmu_cpu_ctx {
 	u32 tick_samples;	/* samples since the last tick */
 	u64 tick_nmi_ns;	/* PMI handler time since the last tick */
 	u64 released_ns;	/* when sampling counters were last released */
+	u64 global_ours;	/* GLOBAL_CTRL bits our writes left set */
 };
 
 DECLARE_PER_CPU(struct archpmu_cpu_ctx, archpmu_cpu_ctx);
@@ -177,6 +183,14 @@ void archpmu_ctx_restart_local(struct archpmu_batch *b);
 void archpmu_ctx_claim_failed_local(struct archpmu_batch *b);
 /* Zero every event's count and program its counter with its start value. */
 void archpmu_ctx_reset_local(struct archpmu_batch *b);
+
+/*
+ * On this CPU, interrupts disabled, v2+: set @set and clear @clear (busy-mask
+ * bits, which are GLOBAL_CTRL's) in IA32_PERF_GLOBAL_CTRL; every other bit is
+ * written back as read. A sampling counter the PMI handler throttles stays
+ * stopped, even when the throttle comes between the read and the write.
+ */
+int archpmu_global_ctrl_local(u64 set, u64 clear);
 
 /* A counter's MSR (for a write: IA32_A_PMCx where full-width writes exist). */
 u32 archpmu_counter_msr(const struct archpmu_pmu_desc *d, u32 counter, bool write);

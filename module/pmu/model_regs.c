@@ -276,8 +276,15 @@ static void add(u64 *counter, u64 inc, u64 width_mask, u64 status_bit,
 		return;
 	if (r->desc->version >= 2)
 		r->global_status |= status_bit;
-	if (pmi)
-		r->pmi_pending |= status_bit;
+	if (!pmi)
+		return;
+	r->pmi_pending |= status_bit;
+	if (r->quirks & ARCHPMU_MODEL_QUIRK_FREEZE_ON_PMI) {
+		if (r->desc->version >= 4)
+			r->global_status |= ARCHPMU_STATUS_CTR_FRZ;
+		else if (r->desc->version >= 2)
+			r->global_ctrl = 0;
+	}
 }
 
 static bool gp_pmi(const struct archpmu_model_regs *r, u32 i)

@@ -13,9 +13,14 @@
  * module parameter, a mask of these):
  *   INUSE_GP  IA32_PERF_GLOBAL_INUSE raises #GP, as under a hypervisor that
  *             reports PMU v4 but does not emulate it.
+ *   FREEZE_ON_PMI  DEBUGCTL.FREEZE_PERFMON_ON_PMI, as firmware or an older
+ *             kernel may leave it: an overflow that raises a PMI clears
+ *             GLOBAL_CTRL (v2-3) or sets GLOBAL_STATUS.CTR_Frz, which stops
+ *             every counter until it is acked (v4+).
  */
-#define ARCHPMU_MODEL_QUIRK_INUSE_GP	0x1ULL
-#define ARCHPMU_MODEL_QUIRKS		0x1ULL	/* every quirk */
+#define ARCHPMU_MODEL_QUIRK_INUSE_GP		0x1ULL
+#define ARCHPMU_MODEL_QUIRK_FREEZE_ON_PMI	0x2ULL
+#define ARCHPMU_MODEL_QUIRKS			0x3ULL	/* every quirk */
 
 struct archpmu_model_regs {
 	const struct archpmu_pmu_desc *desc;	/* the layout being modelled */

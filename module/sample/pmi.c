@@ -148,6 +148,12 @@ static bool global_msrs(const struct archpmu_cpu_ctx *ctx)
 	return ctx->desc.version >= 2;
 }
 
+/* GLOBAL_STATUS's CTR_Frz, which v4 acks with the overflows: 0 before v4. */
+static u64 frz_bit(const struct archpmu_cpu_ctx *ctx)
+{
+	return ctx->desc.version >= 4 ? ARCHPMU_STATUS_CTR_FRZ : 0;
+}
+
 /* Stop (or start) one of our counters by its own enable (v1: no GLOBAL_CTRL). */
 static void v1_enable(struct archpmu_hw_event *hw, bool on)
 {
@@ -299,8 +305,10 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 		if (!regs)
 			regs = archpmu_backend->pmi_regs ?
 			       archpmu_backend->pmi_regs(nmi_regs) : nmi_regs;
+		/* v4+ under a freeze on PMI: the counters stay frozen until CTR_Frz is acked. */
 		if (global && (status & ovf))
-			archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_OVF_CTRL, status & ovf);
+			archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_OVF_CTRL,
+					    status & (ovf | frz_bit(ctx)));
 		todo = ovf;
 		for_each_set_bit(bit, &todo, 64)
 			handle_overflow(ctx, bit, regs, t0);
@@ -314,9 +322,15 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 		__this_cpu_inc(pmi_handled);
 		__this_cpu_add(pmi_ns, t1 - t0);
 	}
+	/*
+	 * What the handler found, and ours: on v2-3 a freeze on PMI
+	 * (DEBUGCTL.FREEZE_PERFMON_ON_PMI, set by firmware or another kernel)
+	 * cleared GLOBAL_CTRL before the handler read it.
+	 */
 	if (global)
 		archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL,
-				    ctrl & ~(atomic64_read(&ctx->throttled) & sampling));
+				    (ctrl | READ_ONCE(ctx->global_ours)) &
+				    ~(atomic64_read(&ctx->throttled) & sampling));
 	return loops ? handled(events) : not_ours(ctx, model_sent);
 }
 
@@ -354,7 +368,6 @@ static void unthrottle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
 {
 	unsigned long todo = bits;
 	unsigned int bit;
-	u64 ctrl;
 
 	atomic64_andnot(bits, &ctx->throttled);
 	for_each_set_bit(bit, &todo, 64) {
@@ -366,8 +379,9 @@ static void unthrottle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
 		if (!global_msrs(ctx))
 			v1_enable(hw, true);
 	}
-	if (global_msrs(ctx) && !archpmu_rdmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, &ctrl))
-		archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_CTRL, ctrl | bits);
+	/* Not a counter a session stopped meanwhile. */
+	if (global_msrs(ctx))
+		archpmu_global_ctrl_local(bits & READ_ONCE(ctx->global_ours), 0);
 }
 
 static enum hrtimer_restart sample_tick(struct hrtimer *timer)

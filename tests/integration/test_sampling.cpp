@@ -363,6 +363,41 @@ TEST_CASE("the sampling tick runs only on the CPUs a session samples", "[samplin
     CHECK(sample_tick_cpus().empty());
 }
 
+// DEBUGCTL.FREEZE_PERFMON_ON_PMI, as firmware or an older kernel may leave it:
+// on v2-3 a PMI clears GLOBAL_CTRL before the handler reads it, on v4+ it sets
+// CTR_Frz, which stops every counter until acked. Either stopped every
+// counter of the CPU after the first sample.
+TEST_CASE("a freeze on PMI stops nothing: GLOBAL_CTRL is restored, CTR_Frz acked",
+          "[sampling][freeze]")
+{
+    for (const char* version : {"2", "3", "4", "5"}) {
+        INFO("PMU version " << version);
+        LoadedModule mod(std::string("backend=model model_rate_percent=0 model_quirks=2 "
+                                     "sample_cpu_percent=100 sample_max_rate=10000000 "
+                                     "model_version=") +
+                         version);
+        const auto dev = open_device();
+        const unsigned cpu = online_cpus().back();
+        SampleOpen so;
+        so.events = {{kInstructions | kUsr, ARCHPMU_EVENT_GP_ONLY, 0}, {kBranches | kUsr, 0, 0}};
+        so.specs = {{100, 11, 0, 0}, {0, 12, 0, 0}};
+        so.cpus = {cpu};
+        so.flags |= ARCHPMU_COUNT_OPEN_START;
+        const int fd = so.open(dev.get());
+        REQUIRE(fd >= 0);
+        const UniqueFd session(fd);
+        Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+        for (int i = 0; i < 10; i++)
+            inject(dev.get(), cpu, kInstructions, 50);
+        inject(dev.get(), cpu, kBranches, 7);
+        CHECK(count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) == 5);
+        CHECK(count_of(fd, cpu, 0) == 500);
+        CHECK(count_of(fd, cpu, 1) == 7);
+        archpmu::Device d;
+        CHECK((d.model_read_msr(cpu, 0x38e) & (1ULL << 59)) == 0);  // no CTR_Frz left
+    }
+}
+
 TEST_CASE("a counter without INT raises no PMI, though its status bit sets", "[sampling]")
 {
     // 48-bit counters fold once a second: no fold acks the status bit under the test.

@@ -167,3 +167,33 @@ TEST_CASE("model: the INUSE_GP quirk makes GLOBAL_INUSE raise #GP, nothing else"
     CHECK(m.read(ARCHPMU_MSR_GLOBAL_CTRL) == 0xf);
     CHECK(m.read(ARCHPMU_MSR_GLOBAL_STATUS) == 0);
 }
+
+TEST_CASE("model: the FREEZE_ON_PMI quirk clears GLOBAL_CTRL (v2-3) or sets CTR_Frz (v4+)",
+          "[model]")
+{
+    for (uint32_t version : {3U, 4U}) {
+        CAPTURE(version);
+        Model m(layout(version, 4, 48, 3), ARCHPMU_MODEL_QUIRK_FREEZE_ON_PMI);
+        const uint64_t sel = 0xc0 | ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_EN;
+        CHECK(m.write(ARCHPMU_MSR_PERFEVTSEL0, sel | ARCHPMU_EVTSEL_INT) == 0);
+        CHECK(m.write(ARCHPMU_MSR_PERFEVTSEL0 + 1, sel) == 0);
+        CHECK(m.write(ARCHPMU_MSR_PMC0, 0xfffffffffffeULL & 0xffffffff) == 0);
+        archpmu_model_inject(&m.regs, 0xc0, 0x10000, true);  // PMC0 (32-bit writes) wraps
+        CHECK(m.regs.pmi_pending == 1);
+        if (version < 4) {
+            CHECK(m.read(ARCHPMU_MSR_GLOBAL_CTRL) == 0);
+        } else {
+            CHECK(m.read(ARCHPMU_MSR_GLOBAL_CTRL) == 0xf);
+            CHECK((m.read(ARCHPMU_MSR_GLOBAL_STATUS) & ARCHPMU_STATUS_CTR_FRZ) != 0);
+        }
+        const uint64_t pmc1 = m.read(ARCHPMU_MSR_PMC0 + 1);
+        archpmu_model_inject(&m.regs, 0xc0, 5, true);  // frozen: nothing counts
+        CHECK(m.read(ARCHPMU_MSR_PMC0 + 1) == pmc1);
+        if (version >= 4)
+            CHECK(m.write(ARCHPMU_MSR_GLOBAL_OVF_CTRL, ARCHPMU_STATUS_CTR_FRZ | 1) == 0);
+        else
+            CHECK(m.write(ARCHPMU_MSR_GLOBAL_CTRL, 0xf) == 0);
+        archpmu_model_inject(&m.regs, 0xc0, 5, true);
+        CHECK(m.read(ARCHPMU_MSR_PMC0 + 1) == pmc1 + 5);
+    }
+}
