@@ -19,12 +19,36 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <asm/nmi.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 
 #include "own.h"
 
 static DEFINE_MUTEX(reserve_lock);
 static unsigned int gp_refs[ARCHPMU_LEGACY_GP];
+
+static bool holding(void)
+{
+	u32 i;
+
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
+		if (gp_refs[i])
+			return true;
+	return false;
+}
+
+/*
+ * KVM's vPMU counts for its guests through perf events, whose reservation
+ * now fails: a guest's counters read 0, and nothing tells its user. Said as
+ * archpmu takes the PMU (its first session) while kvm is loaded.
+ */
+static void tell_kvm(void)
+{
+	if (!__symbol_get("kvm_get_kvm"))
+		return;
+	__symbol_put("kvm_get_kvm");
+	pr_warn("kvm is loaded: while archpmu sessions exist, perf cannot reserve the PMU for KVM's virtual PMU, and guests' hardware counters read 0\n");
+}
 
 static bool reserve_one(u32 i)
 {
@@ -62,9 +86,11 @@ static void release_locked(u64 gp)
 int archpmu_reserve_gp(u64 gp, u32 *failed)
 {
 	u64 done = 0;
+	bool first;
 	u32 i;
 
 	mutex_lock(&reserve_lock);
+	first = !holding();
 	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
 		if (!(gp & BIT_ULL(i)))
 			continue;
@@ -77,6 +103,8 @@ int archpmu_reserve_gp(u64 gp, u32 *failed)
 		gp_refs[i]++;
 		done |= BIT_ULL(i);
 	}
+	if (first && done)
+		tell_kvm();
 	mutex_unlock(&reserve_lock);
 	return 0;
 }

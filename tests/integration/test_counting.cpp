@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "archpmu.h"
@@ -25,6 +26,7 @@
 
 using namespace archpmu::itest;
 using archpmu::Session;
+using json = nlohmann::json;
 
 namespace {
 
@@ -431,6 +433,33 @@ TEST_CASE("TSX_FORCE_ABORT parts never get GP counter 3", "[counting][tsx]")
         CHECK(open_errno(four_gp, {0}) == 0);
         CHECK(open_errno("branches@gp3", {0}) == 0);
     }
+}
+
+// KVM's vPMU counts for guests through perf events, which cannot reserve the
+// PMU while archpmu holds it: the first session says so in dmesg, who too.
+TEST_CASE("with kvm loaded, the first session and who say guests' counters read 0",
+          "[counting][sharing][kvm]")
+{
+    if (run_command("modprobe kvm").status != 0) {
+        SUCCEED("no kvm module for this kernel under the host root: not tested here");
+        return;
+    }
+    {
+        LoadedModule module(kExact);
+        KernelLog log;
+        {
+            Session a(kDev, events("branches@gp"), {0});
+            Session b(kDev, events("branch-misses@gp"), {0});
+            CHECK(log.grep("kvm is loaded").size() == 1);
+            const auto text = run_tool("who");
+            CHECK(text.out.find("guests' hardware counters read 0") != std::string::npos);
+            CHECK(json::parse(run_tool("who --json").out).at("kvm_guests_count_nothing") == true);
+        }
+        CHECK(json::parse(run_tool("who --json").out).at("kvm_guests_count_nothing") == false);
+        Session again(kDev, events("branches@gp"), {0});
+        CHECK(log.grep("kvm is loaded").size() == 2);  // again as archpmu takes the PMU again
+    }
+    CHECK(run_command("rmmod kvm").status == 0);
 }
 
 // 2,982 refused opens once wrote 2,982 lines and wrapped the kernel log, boot

@@ -2,6 +2,7 @@
 #include "watch.hpp"
 
 #include <poll.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -100,9 +101,12 @@ int run_who(bool json)
 {
     const auto usage = dump_pmu_usage();
     const auto sessions = dump_sessions();
+    // KVM's vPMU counts through perf, whose reservation fails while a session exists.
+    const bool kvm_starved = !sessions.empty() && ::access("/sys/module/kvm", F_OK) == 0;
     if (json) {
         nlohmann::json doc{{"counters", nlohmann::json::array()},
-                           {"sessions", nlohmann::json::array()}};
+                           {"sessions", nlohmann::json::array()},
+                           {"kvm_guests_count_nothing", kvm_starved}};
         for (const auto& u : usage)
             doc["counters"].push_back(nlohmann::json::parse(notice_json(u)));
         for (const auto& s : sessions)
@@ -131,6 +135,9 @@ int run_who(bool json)
     std::cout << sessions.size() << (sessions.size() == 1 ? " session" : " sessions") << '\n';
     for (const auto& s : sessions)
         std::cout << "  " << notice_line(s) << '\n';
+    if (kvm_starved)
+        std::cout << "kvm is loaded: while these sessions exist, perf cannot reserve the PMU for "
+                     "KVM's virtual PMU, and guests' hardware counters read 0\n";
     return 0;
 }
 
