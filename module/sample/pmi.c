@@ -449,7 +449,8 @@ int archpmu_pmi_get(const struct archpmu_claims *cl)
 {
 	int ret = 0;
 
-	cpus_read_lock();
+	/* COUNT_OPEN holds the hotplug lock already (session.c), and archpmu_own_lock. */
+	lockdep_assert_held(&archpmu_own_lock);
 	mutex_lock(&pmi_lock);
 	if (!pmi_users) {
 		ret = register_nmi_handler(NMI_LOCAL, pmi_handler, 0, "archpmu");
@@ -464,7 +465,6 @@ int archpmu_pmi_get(const struct archpmu_claims *cl)
 	on_each_cpu_mask(&tick_changes, tick_start, NULL, true);
 out:
 	mutex_unlock(&pmi_lock);
-	cpus_read_unlock();
 	return ret;
 }
 

@@ -77,7 +77,8 @@ void archpmu_sample_notes_stop(struct archpmu_sample *sm);
 /*
  * A sampling session on @cl's CPUs begins (ends): the handler is there, and
  * the sampling tick runs on those CPUs, and on no CPU without a sampling
- * session, which idle stays out of NOHZ for nothing.
+ * session, which idle stays out of NOHZ for nothing. get() with the CPU
+ * hotplug lock read-held, put() without it.
  */
 int archpmu_pmi_get(const struct archpmu_claims *cl);
 void archpmu_pmi_put(const struct archpmu_claims *cl);

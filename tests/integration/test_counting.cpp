@@ -472,17 +472,21 @@ TEST_CASE("a flood of refusals leaves the kernel log readable", "[counting][shar
     dev.model_write_msr(0, 0x186 + 3, 0x4300c4);  // EN set on GP 3
     KernelLog log;
     int refused = 0;
+    const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < 3000; i++)
         refused += open_errno("branches@gp3", {0}) == EBUSY;
+    const auto took = std::chrono::steady_clock::now() - start;
     CHECK(refused == 3000);
+    // 10 lines in each 5 s window the flood touched (the debug kernel takes ~30 s).
+    const auto windows = static_cast<std::size_t>(took / std::chrono::seconds(5)) + 2;
     const auto flood = log.grep("in use by another agent");
     CHECK(!flood.empty());
-    CHECK(flood.size() <= 10);
+    CHECK(flood.size() <= 10 * windows);
     std::this_thread::sleep_for(std::chrono::milliseconds(5500));
     CHECK(open_errno("branches@gp3", {0}) == EBUSY);
     // (KernelLog::grep sees every line since the log was opened.)
     CHECK(log.grep("in use by another agent").size() == flood.size() + 1);
-    CHECK(log.grep("callbacks suppressed").size() == 1);
+    CHECK(!log.grep("callbacks suppressed").empty());
     CHECK(run_command("dmesg | grep -c 'Linux version'").out == "1\n");  // the boot log is there
     dev.model_write_msr(0, 0x186 + 3, 0);
 }
