@@ -20,6 +20,9 @@
  *   /sys/kernel/debug/archpmu/task_open_delay_ms  model backend only: how long
  *       a task session's COUNT_OPEN waits after its permission check (0-1000;
  *       tests: an exec of the target lands in the open)
+ *   /sys/kernel/debug/archpmu/model_drop_next_pmi  model backend only: write a
+ *       CPU: its next PMI finds LVTPC masked and is lost (tests);
+ *       model_pmis_dropped: the PMIs lost so far
  *   /sys/kernel/debug/archpmu/fail_cpu_online/   fault injection on the CPU-
  *       online path (kernels with CONFIG_FAULT_INJECTION_DEBUG_FS; tests)
  */
@@ -29,6 +32,7 @@
 #include "../count/count.h"
 #include "../sample/sample.h"
 #include "../task/task.h"
+#include "../pmu/model_pmi.h"
 #include "../pmu/pmu.h"
 #include "dev.h"
 
@@ -119,6 +123,22 @@ static int task_pool_max_set(void *data, u64 val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(task_pool_max_fops, task_pool_max_get, task_pool_max_set, "%llu\n");
 
+static int drop_next_pmi_set(void *data, u64 val)
+{
+	if (val >= nr_cpu_ids || !cpu_possible(val))
+		return -EINVAL;
+	archpmu_model_drop_next_pmi(val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(drop_next_pmi_fops, NULL, drop_next_pmi_set, "%llu\n");
+
+static int pmis_dropped_get(void *data, u64 *val)
+{
+	*val = archpmu_model_pmis_dropped();
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(pmis_dropped_fops, pmis_dropped_get, NULL, "%llu\n");
+
 static int task_open_delay_get(void *data, u64 *val)
 {
 	*val = READ_ONCE(archpmu_task_open_delay_ms);
@@ -156,6 +176,10 @@ void archpmu_debugfs_init(void)
 					   &task_pool_max_fops);
 		debugfs_create_file_unsafe("task_open_delay_ms", 0600, archpmu_debugfs_dir,
 					   NULL, &task_open_delay_fops);
+		debugfs_create_file_unsafe("model_drop_next_pmi", 0200, archpmu_debugfs_dir,
+					   NULL, &drop_next_pmi_fops);
+		debugfs_create_file_unsafe("model_pmis_dropped", 0400, archpmu_debugfs_dir,
+					   NULL, &pmis_dropped_fops);
 	}
 	archpmu_sysfs_debugfs_init(archpmu_debugfs_dir);
 }

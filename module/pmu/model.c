@@ -25,14 +25,7 @@
  *       to USR or OS by the mode of the interrupted context; 0 stops time
  *       counting, so only ARCHPMU_IOC_MODEL_INJECT moves the counters.
  *
- * The PMI: an overflow of a counter with INT (or its fixed PMI bit) set
- * raises a real NMI on its CPU, an NMI IPI the model sends itself once the
- * step that counted is complete. The driver's handler is told the context
- * the model's tick interrupted (pmi_regs), so samples land in the code that
- * ran, as on hardware; after an injection, the NMI's own context. The
- * model's registers change only in whole steps: an NMI handler that reaches
- * them in the middle of one (another NMI source, on this CPU) is refused
- * with -EBUSY, and the model sends the PMI again when the step ends.
+ * The PMI and LVTPC: model_pmi.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -47,16 +40,13 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/string.h>
-#include <asm/apic.h>
-#include <asm/hardirq.h>
 #include <asm/irq_regs.h>
-#include <asm/local.h>
-#include <asm/nmi.h>
 #include <asm/ptrace.h>
 
 #include "../compat.h"
 #include "backend.h"
 #include "model_param.h"
+#include "model_pmi.h"
 #include "model_regs.h"
 
 static char *model_cpuid;
@@ -168,74 +158,13 @@ struct model_tick {
 	bool last_user;		/* the mode the last tick interrupted */
 };
 
-/* The PMI of one CPU: what the driver's handler is told it interrupted. */
-struct model_pmi {
-	struct pt_regs regs;	/* a copy: the tick's own frame is gone by then */
-	bool regs_valid;	/* until the handler takes them */
-	bool refused;		/* an NMI met a step in progress: send again */
-	local_t unseen;		/* NMIs sent that no handler has taken yet */
-	unsigned int busy;	/* a step is changing the registers */
-};
-
 static struct model_core_type model_types[MODEL_TYPES];
 static struct cpumask model_hybrid_mask;
 static DEFINE_PER_CPU(struct archpmu_model_regs, model_regs);
 static DEFINE_PER_CPU(struct model_tick, model_ticks);
-static DEFINE_PER_CPU(struct model_pmi, model_pmis);
 
 /* PMIs one model tick raises at most (a period of 1 would raise millions). */
 #define MODEL_MAX_PMIS_PER_TICK	1000
-/* How long the model waits for its NMI to arrive before it goes on. */
-#define MODEL_PMI_WAIT_LOOPS	1000000
-
-/*
- * As on hardware, the PMI is taken before the code that overflowed goes on:
- * the model waits (bounded) until this CPU has taken an NMI since the send,
- * so its NMIs never meet a later step or arrive twice.
- */
-static void model_send_pmi(struct model_pmi *p, struct pt_regs *regs)
-{
-	unsigned int nmis = archpmu_nmi_count();
-	unsigned int i;
-
-	if (regs) {
-		p->regs = *regs;
-		WRITE_ONCE(p->regs_valid, true);
-	}
-	local_inc(&p->unseen);
-	apic->send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
-	for (i = 0; i < MODEL_PMI_WAIT_LOOPS && archpmu_nmi_count() == nmis; i++)
-		cpu_relax();
-	WRITE_ONCE(p->regs_valid, false);
-}
-
-/* A step begins: false if an NMI met another step in progress. */
-static bool model_step_begin(struct model_pmi *p)
-{
-	if (in_nmi() && READ_ONCE(p->busy)) {
-		WRITE_ONCE(p->refused, true);
-		return false;
-	}
-	WRITE_ONCE(p->busy, p->busy + 1);
-	barrier();
-	return true;
-}
-
-/* A step ends: the PMIs it raised (or an NMI it refused) are delivered now. */
-static void model_step_end(struct model_pmi *p, struct archpmu_model_regs *r,
-			   struct pt_regs *regs)
-{
-	barrier();
-	WRITE_ONCE(p->busy, p->busy - 1);
-	if (in_nmi() || p->busy)
-		return;
-	if (r->pmi_pending || READ_ONCE(p->refused)) {
-		r->pmi_pending = 0;
-		WRITE_ONCE(p->refused, false);
-		model_send_pmi(p, regs);
-	}
-}
-
 static unsigned int model_type_of(unsigned int cpu)
 {
 	return cpumask_test_cpu(cpu, &model_hybrid_mask) ? 1 : 0;
@@ -425,7 +354,6 @@ static enum hrtimer_restart model_tick_fn(struct hrtimer *timer)
 {
 	struct model_tick *t = container_of(timer, struct model_tick, timer);
 	struct archpmu_model_regs *r = this_cpu_ptr(&model_regs);
-	struct model_pmi *p = this_cpu_ptr(&model_pmis);
 	struct pt_regs *regs = get_irq_regs();
 	bool user = regs && user_mode(regs);
 	u64 now = ktime_get_ns();
@@ -438,14 +366,14 @@ static enum hrtimer_restart model_tick_fn(struct hrtimer *timer)
 	 * it would on hardware (the throttle stops the counter), bounded.
 	 */
 	for (i = 0; left && i < MODEL_MAX_PMIS_PER_TICK; i++) {
-		model_step_begin(p);
+		archpmu_model_step_begin();
 		left = archpmu_model_advance_to_pmi(r, left, user, model_rate_percent);
-		model_step_end(p, r, regs);
+		archpmu_model_step_end(r, regs);
 	}
 	if (left) {
-		model_step_begin(p);
+		archpmu_model_step_begin();
 		archpmu_model_advance(r, left, user, model_rate_percent);
-		model_step_end(p, r, regs);
+		archpmu_model_step_end(r, regs);
 	}
 	t->last_ns = now;
 	t->last_user = user;
@@ -473,33 +401,11 @@ static void model_cpu_offline_op(void)
 static void model_inject_op(u32 code, u64 count, bool user)
 {
 	struct archpmu_model_regs *r = this_cpu_ptr(&model_regs);
-	struct model_pmi *p = this_cpu_ptr(&model_pmis);
 
 	lockdep_assert_irqs_disabled();
-	model_step_begin(p);
+	archpmu_model_step_begin();
 	archpmu_model_inject(r, code, count, user);
-	model_step_end(p, r, NULL);
-}
-
-static struct pt_regs *model_pmi_regs_op(struct pt_regs *nmi_regs)
-{
-	struct model_pmi *p = this_cpu_ptr(&model_pmis);
-
-	if (!READ_ONCE(p->regs_valid))
-		return nmi_regs;
-	WRITE_ONCE(p->regs_valid, false);
-	return &p->regs;
-}
-
-/* The sender never interrupts its NMI: the read and the decrement are one step. */
-static bool model_pmi_take_op(void)
-{
-	struct model_pmi *p = this_cpu_ptr(&model_pmis);
-
-	if (local_read(&p->unseen) <= 0)
-		return false;
-	local_dec(&p->unseen);
-	return true;
+	archpmu_model_step_end(r, NULL);
 }
 
 static void model_cpuid_op(u32 leaf, u32 subleaf, struct archpmu_cpuid_regs *r)
@@ -524,14 +430,13 @@ static void model_cpuid_op(u32 leaf, u32 subleaf, struct archpmu_cpuid_regs *r)
 static int model_rdmsr_op(u32 msr, u64 *val)
 {
 	struct archpmu_model_regs *r = this_cpu_ptr(&model_regs);
-	struct model_pmi *p = this_cpu_ptr(&model_pmis);
 	int ret;
 
 	lockdep_assert_irqs_disabled();
-	if (!model_step_begin(p))
+	if (!archpmu_model_step_begin())
 		return -EBUSY;
 	ret = archpmu_model_rdmsr(r, msr, val);
-	model_step_end(p, r, NULL);
+	archpmu_model_step_end(r, NULL);
 	return ret;
 }
 
@@ -561,19 +466,18 @@ atomic_t archpmu_model_wrmsr_fail_nth = ATOMIC_INIT(0);
 static int model_wrmsr_op(u32 msr, u64 val)
 {
 	struct archpmu_model_regs *r = this_cpu_ptr(&model_regs);
-	struct model_pmi *p = this_cpu_ptr(&model_pmis);
 	int ret;
 
 	lockdep_assert_irqs_disabled();
 	/* The write that takes the countdown from 1 to 0 raises #GP. */
 	if (atomic_dec_if_positive(&archpmu_model_wrmsr_fail_nth) == 0)
 		return -EIO;
-	if (!model_step_begin(p))
+	if (!archpmu_model_step_begin())
 		return -EBUSY;
 	if (msr == ARCHPMU_MSR_GLOBAL_CTRL)
 		model_count_until_now(r);
 	ret = archpmu_model_wrmsr(r, msr, val);
-	model_step_end(p, r, NULL);
+	archpmu_model_step_end(r, NULL);
 	return ret;
 }
 
@@ -584,8 +488,9 @@ const struct archpmu_backend archpmu_model_backend = {
 	.msr_read = model_rdmsr_op,
 	.msr_write = model_wrmsr_op,
 	.inject = model_inject_op,
-	.pmi_regs = model_pmi_regs_op,
-	.pmi_take = model_pmi_take_op,
+	.pmi_regs = archpmu_model_pmi_regs,
+	.pmi_take = archpmu_model_pmi_take,
+	.pmi_unmask = archpmu_model_pmi_unmask,
 	.cpu_online = model_cpu_online_op,
 	.cpu_offline = model_cpu_offline_op,
 };

@@ -23,8 +23,8 @@
  * sample_cpu_percent of the tick (perf's perf_cpu_time_max_percent, 25 by
  * default as there) stops all of the CPU's sampling counters; each until
  * the next tick, with a THROTTLE and an UNTHROTTLE record. The tick also
- * re-estimates the period of frequency events (perf_adjust_period) and
- * writes pending LOST records.
+ * re-estimates the period of frequency events (perf_adjust_period), writes
+ * pending LOST records, and handles an overflow whose PMI was lost.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -36,6 +36,7 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/string.h>
+#include <asm/irq_regs.h>
 #include <asm/nmi.h>
 
 #include "../compat.h"
@@ -241,14 +242,12 @@ static void handle_overflow(struct archpmu_cpu_ctx *ctx, unsigned int bit,
 }
 
 /*
- * Ours: the interrupt controller is ready for the next one (LVTPC on hw).
- * @events overflows handled: more than one tells the NMI core (as perf's
- * handler does) that a PMI latched meanwhile may find nothing, and is ours.
+ * Ours. @events overflows handled: more than one tells the NMI core (as
+ * perf's handler does) that a PMI latched meanwhile may find nothing, and is
+ * ours.
  */
 static int handled(unsigned int events)
 {
-	if (archpmu_backend->pmi_unmask)
-		archpmu_backend->pmi_unmask();
 	return max(events, 1U);
 }
 
@@ -269,12 +268,11 @@ static int not_ours(struct archpmu_cpu_ctx *ctx, bool model_sent)
 	return NMI_DONE;
 }
 
-static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
+/* The handler proper, in NMI, or in the tick with pmi_running set. */
+static int handle_pmi(struct archpmu_cpu_ctx *ctx, struct pt_regs *nmi_regs, bool model_sent)
 {
-	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	u64 sampling = READ_ONCE(ctx->sampling);
 	bool global = global_msrs(ctx);
-	bool model_sent = archpmu_backend->pmi_take && archpmu_backend->pmi_take();
 	struct pt_regs *regs = NULL;
 	u64 t0, t1, ctrl = 0, status, ovf;
 	unsigned int bit, events = 0;
@@ -332,6 +330,54 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 				    (ctrl | READ_ONCE(ctx->global_ours)) &
 				    ~(atomic64_read(&ctx->throttled) & sampling));
 	return loops ? handled(events) : not_ours(ctx, model_sent);
+}
+
+/* The tick is in handle_pmi() on this CPU: an NMI then leaves it to finish. */
+static DEFINE_PER_CPU(bool, pmi_running);
+
+static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	bool model_sent = archpmu_backend->pmi_take && archpmu_backend->pmi_take();
+	int ret;
+
+	/*
+	 * With our counters stopped, the tick's pass finds every overflow of
+	 * ours this NMI could be for (rescan_lost_pmi).
+	 */
+	if (__this_cpu_read(pmi_running))
+		ret = READ_ONCE(ctx->sampling) || model_sent ? NMI_HANDLED : NMI_DONE;
+	else
+		ret = handle_pmi(ctx, nmi_regs, model_sent);
+	/*
+	 * The APIC masked LVTPC as it delivered this NMI, if it was a PMI. It is
+	 * unmasked for one of ours, and for any while this CPU samples: a PMI of
+	 * ours that another handler took first, or that the model refused in
+	 * the middle of a step, must not leave our next one masked.
+	 */
+	if ((ret != NMI_DONE || READ_ONCE(ctx->sampling)) && archpmu_backend->pmi_unmask)
+		archpmu_backend->pmi_unmask();
+	return ret;
+}
+
+/*
+ * A PMI of ours that was lost (LVTPC still masked when it came: a hypervisor
+ * need not deliver it later) leaves an overflowed counter that is never
+ * reloaded, its next PMI ~2^48 events away. The tick looks for one and
+ * handles it as the NMI would have. Interrupts are off; an NMI meanwhile
+ * leaves the work to this pass (pmi_running).
+ */
+static void rescan_lost_pmi(struct archpmu_cpu_ctx *ctx, u64 sampling)
+{
+	u64 status;
+
+	if (!overflowed(ctx, sampling & ~atomic64_read(&ctx->throttled), &status))
+		return;
+	__this_cpu_write(pmi_running, true);
+	barrier();
+	handle_pmi(ctx, get_irq_regs(), false);
+	barrier();
+	__this_cpu_write(pmi_running, false);
 }
 
 /* perf_adjust_period: the period that gives @hw->freq samples a second, low-pass. */
@@ -406,7 +452,8 @@ static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 		}
 		if (atomic64_read(&ctx->throttled) & sampling)
 			unthrottle(ctx, atomic64_read(&ctx->throttled) & sampling, now);
-		/* Should a PMI of ours have gone unclaimed, LVTPC is unmasked again. */
+		rescan_lost_pmi(ctx, sampling);
+		/* Should LVTPC have been left masked (by another NMI handler, say). */
 		if (archpmu_backend->pmi_unmask)
 			archpmu_backend->pmi_unmask();
 	}

@@ -398,6 +398,32 @@ TEST_CASE("a freeze on PMI stops nothing: GLOBAL_CTRL is restored, CTR_Frz acked
     }
 }
 
+// The APIC masks LVTPC as it delivers a PMI; a PMI raised while it is still
+// masked is lost (a hypervisor need not deliver it later), and the counter
+// that raised it was never reloaded: its next PMI was ~2^48 events away.
+TEST_CASE("a PMI lost to a masked LVTPC is handled at the next tick", "[sampling][lvtpc]")
+{
+    LoadedModule mod(kExact);
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    SampleOpen so;
+    so.events = {{kInstructions | kUsr, ARCHPMU_EVENT_GP_ONLY, 0}};
+    so.specs = {{100, 1, 0, 0}};
+    so.cpus = {cpu};
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    write_file("/sys/kernel/debug/archpmu/model_drop_next_pmi", std::to_string(cpu));
+    inject(dev.get(), cpu, kInstructions, 150);  // overflows; its PMI is dropped
+    CHECK(read_file("/sys/kernel/debug/archpmu/model_pmis_dropped") == "1");
+    sleep_ms(50);  // the sampling tick (4 ms) finds the overflow
+    inject(dev.get(), cpu, kInstructions, 100);
+    CHECK(count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) == 2);
+    CHECK(count_of(fd, cpu, 0) == 250);
+}
+
 TEST_CASE("a counter without INT raises no PMI, though its status bit sets", "[sampling]")
 {
     // 48-bit counters fold once a second: no fold acks the status bit under the test.
