@@ -54,6 +54,47 @@ static void decode_leaf23(const struct archpmu_cpuid_set *c,
 		d->events_mask = c->leaf23[3].eax;
 }
 
+/* Family 6 models whose handler unmasks LVTPC early (perf 6.1's intel_pmu_init). */
+static const u8 early_ack_models[] = {
+	0x0e, 0x0f, 0x16, 0x17, 0x1d,		/* Yonah, Core 2 */
+	0x1a, 0x1e, 0x1f, 0x2e, 0x25, 0x2c, 0x2f,	/* Nehalem, Westmere */
+	0x2a, 0x2d, 0x3a, 0x3e,			/* Sandy Bridge, Ivy Bridge */
+	0x1c, 0x26, 0x27, 0x35, 0x36,		/* Bonnell, Saltwell */
+	0x37, 0x4a, 0x4c, 0x4d, 0x5a, 0x5d,	/* Silvermont, Airmont */
+	0x5c, 0x5f, 0x7a, 0x57, 0x85,		/* Goldmont (Plus), Knights */
+};
+
+/* Gracemont-class E-cores alone: ADL-N, Sierra Forest, Grand Ridge, Clearwater Forest */
+static const u8 mid_ack_models[] = { 0xbe, 0xaf, 0xb6, 0xdd };
+
+static bool in_models(const u8 *models, unsigned int n, u32 model)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (models[i] == model)
+			return true;
+	return false;
+}
+
+static u32 pmi_ack_of(const struct archpmu_cpuid_set *c, const struct archpmu_pmu_desc *d)
+{
+	u32 eax = c->leaf01.eax;
+	u32 family = (eax >> 8) & 0xf;
+	u32 model = ((eax >> 4) & 0xf) | ((eax >> 12) & 0xf0);
+
+	if (d->flags & ARCHPMU_PMU_HYBRID)
+		return d->core_type == ARCHPMU_CORE_TYPE_ATOM ? ARCHPMU_PMI_ACK_MID :
+		       ARCHPMU_PMI_ACK_LATE;
+	if (family != 6)
+		return ARCHPMU_PMI_ACK_LATE;
+	if (in_models(early_ack_models, ARRAY_SIZE(early_ack_models), model))
+		return ARCHPMU_PMI_ACK_EARLY;
+	if (in_models(mid_ack_models, ARRAY_SIZE(mid_ack_models), model))
+		return ARCHPMU_PMI_ACK_MID;
+	return ARCHPMU_PMI_ACK_LATE;
+}
+
 void archpmu_decode_cpuid(const struct archpmu_cpuid_set *c,
 			  struct archpmu_pmu_desc *d)
 {
@@ -81,6 +122,7 @@ void archpmu_decode_cpuid(const struct archpmu_cpuid_set *c,
 		d->core_type = c->leaf1a.eax >> 24;
 		d->native_model_id = c->leaf1a.eax & 0xffffff;
 	}
+	d->pmi_ack = pmi_ack_of(c, d);
 
 	d->version = a->eax & 0xff;
 	if (!d->version)

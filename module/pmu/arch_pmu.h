@@ -90,6 +90,18 @@ struct archpmu_cpuid_set {
 	struct archpmu_cpuid_regs leaf23[ARCHPMU_LEAF23_SUBLEAVES];
 };
 
+/*
+ * When the PMI handler unmasks LVTPC, as perf's intel_pmu_handle_irq does per
+ * core: early on old parts, after the overflows are acked on Gracemont-class
+ * E-cores (mid), after the counters are re-enabled on big cores from Haswell
+ * and on Tremont (late: earlier, Haswell raises spurious NMIs).
+ */
+enum archpmu_pmi_ack {
+	ARCHPMU_PMI_ACK_LATE,
+	ARCHPMU_PMI_ACK_MID,
+	ARCHPMU_PMI_ACK_EARLY,
+};
+
 /* What one logical CPU's PMU is: the decoded form of archpmu_cpuid_set. */
 struct archpmu_pmu_desc {
 	u32 version;
@@ -106,6 +118,7 @@ struct archpmu_pmu_desc {
 	u64 events_mask;
 	u64 perf_capabilities;
 	u32 cpuid_0a[4];
+	u32 pmi_ack;		/* enum archpmu_pmi_ack */
 };
 
 void archpmu_decode_cpuid(const struct archpmu_cpuid_set *c,

@@ -268,8 +268,19 @@ static int not_ours(struct archpmu_cpu_ctx *ctx, bool model_sent)
 	return NMI_DONE;
 }
 
-/* The handler proper, in NMI, or in the tick with pmi_running set. */
-static int handle_pmi(struct archpmu_cpu_ctx *ctx, struct pt_regs *nmi_regs, bool model_sent)
+static void unmask_lvtpc(void)
+{
+	if (archpmu_backend->pmi_unmask)
+		archpmu_backend->pmi_unmask();
+}
+
+/*
+ * The handler proper, in NMI, or in the tick with pmi_running set. With
+ * @mid_ack, LVTPC is unmasked once the overflows are acked, before the
+ * counters run again (*@mid_ack is then true).
+ */
+static int handle_pmi(struct archpmu_cpu_ctx *ctx, struct pt_regs *nmi_regs, bool model_sent,
+		      bool *mid_ack)
 {
 	u64 sampling = READ_ONCE(ctx->sampling);
 	bool global = global_msrs(ctx);
@@ -320,6 +331,10 @@ static int handle_pmi(struct archpmu_cpu_ctx *ctx, struct pt_regs *nmi_regs, boo
 		__this_cpu_inc(pmi_handled);
 		__this_cpu_add(pmi_ns, t1 - t0);
 	}
+	if (mid_ack) {
+		unmask_lvtpc();
+		*mid_ack = true;
+	}
 	/*
 	 * What the handler found, and ours: on v2-3 a freeze on PMI
 	 * (DEBUGCTL.FREEZE_PERFMON_ON_PMI, set by firmware or another kernel)
@@ -339,24 +354,33 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	bool model_sent = archpmu_backend->pmi_take && archpmu_backend->pmi_take();
+	bool sampling = READ_ONCE(ctx->sampling);
+	bool unmasked = false;
 	int ret;
 
+	/*
+	 * The APIC masked LVTPC as it delivered this NMI, if it was a PMI. It is
+	 * unmasked for one of ours, and for any while this CPU samples: a PMI of
+	 * ours that another handler took first, or that the model refused in
+	 * the middle of a step, must not leave our next one masked. When: as
+	 * perf does on this core (pmi_ack, arch_pmu.c).
+	 */
+	if (sampling && ctx->desc.pmi_ack == ARCHPMU_PMI_ACK_EARLY) {
+		unmask_lvtpc();
+		unmasked = true;
+	}
 	/*
 	 * With our counters stopped, the tick's pass finds every overflow of
 	 * ours this NMI could be for (rescan_lost_pmi).
 	 */
 	if (__this_cpu_read(pmi_running))
-		ret = READ_ONCE(ctx->sampling) || model_sent ? NMI_HANDLED : NMI_DONE;
+		ret = sampling || model_sent ? NMI_HANDLED : NMI_DONE;
 	else
-		ret = handle_pmi(ctx, nmi_regs, model_sent);
-	/*
-	 * The APIC masked LVTPC as it delivered this NMI, if it was a PMI. It is
-	 * unmasked for one of ours, and for any while this CPU samples: a PMI of
-	 * ours that another handler took first, or that the model refused in
-	 * the middle of a step, must not leave our next one masked.
-	 */
-	if ((ret != NMI_DONE || READ_ONCE(ctx->sampling)) && archpmu_backend->pmi_unmask)
-		archpmu_backend->pmi_unmask();
+		ret = handle_pmi(ctx, nmi_regs, model_sent,
+				 sampling && !unmasked &&
+				 ctx->desc.pmi_ack == ARCHPMU_PMI_ACK_MID ? &unmasked : NULL);
+	if (!unmasked && (ret != NMI_DONE || sampling))
+		unmask_lvtpc();
 	return ret;
 }
 
@@ -375,7 +399,7 @@ static void rescan_lost_pmi(struct archpmu_cpu_ctx *ctx, u64 sampling)
 		return;
 	__this_cpu_write(pmi_running, true);
 	barrier();
-	handle_pmi(ctx, get_irq_regs(), false);
+	handle_pmi(ctx, get_irq_regs(), false, NULL);
 	barrier();
 	__this_cpu_write(pmi_running, false);
 }
@@ -454,8 +478,7 @@ static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 			unthrottle(ctx, atomic64_read(&ctx->throttled) & sampling, now);
 		rescan_lost_pmi(ctx, sampling);
 		/* Should LVTPC have been left masked (by another NMI handler, say). */
-		if (archpmu_backend->pmi_unmask)
-			archpmu_backend->pmi_unmask();
+		unmask_lvtpc();
 	}
 	hrtimer_forward_now(timer, ns_to_ktime(TICK_NS));
 	return HRTIMER_RESTART;
@@ -464,8 +487,7 @@ static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 /* On the CPU: sampling may begin here. */
 static void tick_start(void *unused)
 {
-	if (archpmu_backend->pmi_unmask)
-		archpmu_backend->pmi_unmask();
+	unmask_lvtpc();
 	hrtimer_start(this_cpu_ptr(&sample_ticks), ns_to_ktime(TICK_NS),
 		      HRTIMER_MODE_REL_PINNED_HARD);
 }

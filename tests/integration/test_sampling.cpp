@@ -398,6 +398,37 @@ TEST_CASE("a freeze on PMI stops nothing: GLOBAL_CTRL is restored, CTR_Frz acked
     }
 }
 
+// LVTPC is unmasked when perf does on each core: early on a Sandy Bridge,
+// once the overflows are acked on a hybrid E-core, last on a Skylake.
+TEST_CASE("sampling is exact whenever the handler unmasks LVTPC", "[sampling][lvtpc]")
+{
+    const std::string base =
+        "backend=model model_rate_percent=0 sample_cpu_percent=100 "
+        "sample_max_rate=10000000 ";
+    for (const std::string& params :
+         {base + "model_cpuid=01.0=000206a7:00000800:1fbae3bf:bfebfbff,"
+                 "0a.0=07300403:00000000:00000000:00000603",
+          base + "model_version=4 model_hybrid_cpus=1", base + "model_version=4"}) {
+        INFO(params);
+        LoadedModule mod(params);
+        const auto dev = open_device();
+        const unsigned cpu = 1;  // the E-core of the hybrid layout
+        SampleOpen so;
+        so.events = {{kInstructions | kUsr, ARCHPMU_EVENT_GP_ONLY, 0}};
+        so.specs = {{100, 1, 0, 0}};
+        so.cpus = {cpu};
+        so.flags |= ARCHPMU_COUNT_OPEN_START;
+        const int fd = so.open(dev.get());
+        REQUIRE(fd >= 0);
+        const UniqueFd session(fd);
+        Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+        for (int i = 0; i < 20; i++)
+            inject(dev.get(), cpu, kInstructions, 50);
+        CHECK(count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) == 10);
+        CHECK(read_file("/sys/kernel/debug/archpmu/model_pmis_dropped") == "0");
+    }
+}
+
 // The APIC masks LVTPC as it delivers a PMI; a PMI raised while it is still
 // masked is lost (a hypervisor need not deliver it later), and the counter
 // that raised it was never reloaded: its next PMI was ~2^48 events away.

@@ -80,3 +80,34 @@ TEST_CASE("a dump turns into a model_cpuid parameter of the modelled leaves", "[
     CHECK(archpmu::test::model_cpuid_param(types[0]) ==
           "1.0=6e8:10800:c109:afe9fbff,7.0=0:0:0:0,a.0=7280201:0:0:0");
 }
+
+// perf 6.1's intel_pmu_init: early ack on old parts, late on big cores from
+// Haswell and on Tremont, mid on Gracemont-class E-cores (hybrid atoms).
+TEST_CASE("each real part unmasks LVTPC when perf does on it", "[decode][dumps]")
+{
+    const std::vector<std::pair<std::string, std::vector<uint32_t>>> expected = {
+        {"GenuineIntel00006E8_PM_Yonah.txt", {ARCHPMU_PMI_ACK_EARLY}},
+        {"GenuineIntel00006F6_Conroe.txt", {ARCHPMU_PMI_ACK_EARLY}},
+        {"GenuineIntel00106A2_Nehalem-EP.txt", {ARCHPMU_PMI_ACK_EARLY}},
+        {"GenuineIntel00206A7_SandyBridge.txt", {ARCHPMU_PMI_ACK_EARLY}},
+        {"GenuineIntel00206E6_Beckton2.txt", {ARCHPMU_PMI_ACK_EARLY}},
+        {"GenuineIntel00306C3_Haswell.txt", {ARCHPMU_PMI_ACK_LATE}},
+        {"GenuineIntel00506CA_Goldmont_01.txt", {ARCHPMU_PMI_ACK_EARLY}},
+        {"GenuineIntel00506E3_Skylake.txt", {ARCHPMU_PMI_ACK_LATE}},
+        {"GenuineIntel00706E5_IceLakeY.txt", {ARCHPMU_PMI_ACK_LATE}},
+        {"GenuineIntel00806F8_SapphireRapids_05.txt", {ARCHPMU_PMI_ACK_LATE}},
+        {"GenuineIntel0090672_AlderLake_03.txt", {ARCHPMU_PMI_ACK_LATE, ARCHPMU_PMI_ACK_MID}},
+        {"GenuineIntel00906C0_JasperLake_01.txt", {ARCHPMU_PMI_ACK_LATE}},
+        {"GenuineIntel00C0662_ArrowLake_07.txt", {ARCHPMU_PMI_ACK_LATE, ARCHPMU_PMI_ACK_MID}},
+    };
+    for (const auto& [file, acks] : expected) {
+        CAPTURE(file);
+        const auto types =
+            archpmu::test::read_cpuid_dump(std::string(ARCHPMU_CPUID_DIR "/") + file);
+        REQUIRE(types.size() == acks.size());
+        for (std::size_t t = 0; t < types.size(); ++t) {
+            CAPTURE(t);
+            CHECK(decode(types[t]).pmi_ack == acks[t]);
+        }
+    }
+}
