@@ -49,6 +49,8 @@ u64 archpmu_hw_event_update(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw
 			return local64_read(&hw->total);
 	} while (local64_cmpxchg(&hw->prev, prev, raw) != prev);
 	local64_add((raw - prev) & mask, &hw->total);
+	if (hw->period)
+		local64_sub((raw - prev) & mask, &hw->period_left);
 	return local64_read(&hw->total);
 }
 

@@ -73,8 +73,9 @@ struct archpmu_hw_event {
 	 * Sampling (sample/), set before the counter is programmed: period 0
 	 * only counts. For a frequency event the tick rewrites period.
 	 */
-	u64 period;		/* events per PMI */
-	u64 last_period;	/* the period the counter was last loaded with */
+	u64 period;		/* events per sample */
+	u64 last_period;	/* the period of the sample being counted */
+	local64_t period_left;	/* events until the next sample: folds take from it */
 	u64 period_max;		/* what the counter takes */
 	u64 freq;		/* Hz, or 0 */
 	u64 freq_total;		/* total at the last tick (frequency events) */
@@ -91,10 +92,27 @@ static inline u64 archpmu_counter_start(u64 left, u64 width_mask)
 	return -(left < 2 ? 2 : left) & width_mask;
 }
 
-/* The value a counter is programmed with: its period, or 0 to count from zero. */
-static inline u64 archpmu_hw_event_start(const struct archpmu_hw_event *hw, u64 width_mask)
+/*
+ * The most events a sampling counter is loaded for: half its range, as perf's
+ * x86_pmu.max_period, so that an overflow always shows in the counter's top
+ * bit, even when another agent's handler acked its GLOBAL_STATUS bit first;
+ * a longer period takes several overflows, only the last of which samples.
+ */
+static inline u64 archpmu_reload_max(u64 width_mask)
 {
-	return hw->period ? archpmu_counter_start(hw->period, width_mask) : 0;
+	return width_mask >> 1;
+}
+
+/*
+ * A sampling event starts a period: the value its counter is programmed with
+ * (0 to count from zero).
+ */
+static inline u64 archpmu_hw_event_start(struct archpmu_hw_event *hw, u64 width_mask)
+{
+	if (!hw->period)
+		return 0;
+	local64_set(&hw->period_left, hw->period);
+	return archpmu_counter_start(min(hw->period, archpmu_reload_max(width_mask)), width_mask);
 }
 
 /* Saved PMU state: what a claim found, to put back on release. */

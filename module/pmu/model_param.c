@@ -49,4 +49,4 @@ static struct archpmu_model_num_param model_quirks_param = {
 	.val = &archpmu_model_quirks, .is_u64 = true, .lo = 0, .hi = ARCHPMU_MODEL_QUIRKS,
 };
 module_param_cb(model_quirks, &archpmu_model_num_ops, &model_quirks_param, 0444);
-MODULE_PARM_DESC(model_quirks, "What real systems do beyond the SDM: 1 = GLOBAL_INUSE raises #GP, 2 = freeze on PMI (default 0)");
+MODULE_PARM_DESC(model_quirks, "What real systems do beyond the SDM: 1 = GLOBAL_INUSE raises #GP, 2 = freeze on PMI, 4 = another handler acks first (default 0)");

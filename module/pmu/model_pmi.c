@@ -92,6 +92,8 @@ void archpmu_model_step_end(struct archpmu_model_regs *r, struct pt_regs *regs)
 	if (in_nmi() || p->busy)
 		return;
 	if (r->pmi_pending || READ_ONCE(p->refused)) {
+		if (r->quirks & ARCHPMU_MODEL_QUIRK_FOREIGN_ACK)
+			r->global_status &= ~r->pmi_pending;
 		r->pmi_pending = 0;
 		WRITE_ONCE(p->refused, false);
 		model_send_pmi(p, regs);

@@ -17,10 +17,14 @@
  *             kernel may leave it: an overflow that raises a PMI clears
  *             GLOBAL_CTRL (v2-3) or sets GLOBAL_STATUS.CTR_Frz, which stops
  *             every counter until it is acked (v4+).
+ *   FOREIGN_ACK  another NMI handler that runs first (perf's, registered
+ *             earlier) acks every GLOBAL_STATUS bit of the PMI's overflows
+ *             before archpmu's handler reads it.
  */
 #define ARCHPMU_MODEL_QUIRK_INUSE_GP		0x1ULL
 #define ARCHPMU_MODEL_QUIRK_FREEZE_ON_PMI	0x2ULL
-#define ARCHPMU_MODEL_QUIRKS			0x3ULL	/* every quirk */
+#define ARCHPMU_MODEL_QUIRK_FOREIGN_ACK		0x4ULL
+#define ARCHPMU_MODEL_QUIRKS			0x7ULL	/* every quirk */
 
 struct archpmu_model_regs {
 	const struct archpmu_pmu_desc *desc;	/* the layout being modelled */

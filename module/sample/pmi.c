@@ -203,8 +203,8 @@ static u64 overflowed(const struct archpmu_cpu_ctx *ctx, u64 sampling, u64 *stat
 			continue;
 		width = hw->counter & ARCHPMU_COUNTER_FIXED ? ctx->desc.fixed_width :
 			ctx->desc.gp_width;
-		/* From -period the top bit stays set until the counter wraps. */
-		if (width < 2 || hw->period >= BIT_ULL(width - 1))
+		/* Loaded for at most half the range: the top bit is set until it wraps. */
+		if (width < 2)
 			continue;
 		if (archpmu_rdmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, false), &raw))
 			continue;
@@ -218,22 +218,37 @@ static void handle_overflow(struct archpmu_cpu_ctx *ctx, unsigned int bit,
 			    struct pt_regs *regs, u64 now)
 {
 	struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
-	u64 mask, period, past, start;
+	u64 mask, period, start;
+	s64 left;
+	bool sample;
 
 	if (!hw || !hw->smp)
 		return;
 	mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
+	/* The fold takes every event since the last one from period_left. */
 	archpmu_hw_event_update(ctx, hw);
 	period = READ_ONCE(hw->period);
 	/*
-	 * The events counted since the wrap belong to the next period (perf's
-	 * period_left), so N events give exactly N / period samples.
+	 * As perf's x86_perf_event_set_period: the events counted past the end
+	 * of the period belong to the next one (past whole periods, to where
+	 * they leave off), so N events in steps shorter than a period give
+	 * exactly N / period samples. Only adds: a fold this NMI interrupted
+	 * still takes its share.
 	 */
-	past = local64_read(&hw->prev);
-	past = past & BIT_ULL(fls64(mask) - 1) ? 0 : past % period;
-	start = archpmu_counter_start(period - past, mask);
+	left = local64_read(&hw->period_left);
+	sample = left <= 0;
+	if (sample) {
+		u64 past = (u64)-left % period;
+		s64 next = past ? period - past : period;
+
+		local64_add(next - left, &hw->period_left);
+		left = next;
+	}
+	start = archpmu_counter_start(min_t(u64, left, archpmu_reload_max(mask)), mask);
 	archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
 	local64_set(&hw->prev, start);
+	if (!sample)
+		return;
 	archpmu_record_sample(ctx, hw, regs, hw->last_period, now);
 	hw->last_period = period;
 	ctx->tick_samples++;

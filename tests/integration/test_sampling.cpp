@@ -398,6 +398,43 @@ TEST_CASE("a freeze on PMI stops nothing: GLOBAL_CTRL is restored, CTR_Frz acked
     }
 }
 
+// perf's handler, registered before archpmu's, acks every GLOBAL_STATUS bit
+// of a PMI. The counter's value still shows the overflow, but only for a
+// counter loaded with less than half its range: a longer period was lost, its
+// counter never reloaded. Such a period now takes several loads.
+TEST_CASE("overflows another handler acked first are still ours, for any period",
+          "[sampling][foreign-ack]")
+{
+    LoadedModule mod(
+        "backend=model model_rate_percent=0 model_version=4 model_quirks=4 "
+        "sample_cpu_percent=100 sample_max_rate=10000000");
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    constexpr uint64_t kLong = (1ULL << 47) + 3;  // a 48-bit fixed counter's upper half
+    for (const uint64_t period : {uint64_t{100}, kLong}) {
+        INFO("period " << period);
+        SampleOpen so;
+        so.events = {{kInstructions | kUsr, 0, 0}};  // fixed counter 0
+        so.specs = {{period, 1, 0, 0}};
+        so.cpus = {cpu};
+        so.flags |= ARCHPMU_COUNT_OPEN_START;
+        const int fd = so.open(dev.get());
+        REQUIRE(fd >= 0);
+        const UniqueFd session(fd);
+        Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+        const uint64_t step = period == 100 ? 37 : 1ULL << 45;
+        const int steps = period == 100 ? 27 : 13;  // 999 and 3.25 * 2^47 events
+        for (int i = 0; i < steps; i++)
+            inject(dev.get(), cpu, kInstructions, step);
+        const auto recs = ring.drain();
+        CHECK(count_type(recs, ARCHPMU_RECORD_SAMPLE) == step * steps / period);
+        CHECK(count_of(fd, cpu, 0) == step * steps);
+        for (const auto& r : recs)
+            if (r.type == ARCHPMU_RECORD_SAMPLE)
+                CHECK(r.period == period);
+    }
+}
+
 // LVTPC is unmasked when perf does on each core: early on a Sandy Bridge,
 // once the overflows are acked on a hybrid E-core, last on a Skylake.
 TEST_CASE("sampling is exact whenever the handler unmasks LVTPC", "[sampling][lvtpc]")
