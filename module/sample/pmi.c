@@ -42,78 +42,9 @@
 #include "../compat.h"
 #include "record.h"
 
-#define TICK_NS			(4 * NSEC_PER_MSEC)
 #define PMI_MAX_LOOPS		100
 /* An NMI this soon after a release may be a PMI of the released counters. */
 #define RELEASE_GRACE_NS	NSEC_PER_MSEC
-#define MAX_RATE_LIMIT		10000000
-
-static uint sample_max_rate = 100000;
-
-static int max_rate_set(const char *text, const struct kernel_param *kp)
-{
-	uint v;
-	int ret = kstrtouint(text, 0, &v);
-
-	if (ret || !v || v > MAX_RATE_LIMIT) {
-		pr_err("sample_max_rate=%.*s: allowed 1-%u samples per second\n",
-		       (int)strcspn(text, "\n"), text, MAX_RATE_LIMIT);
-		return -EINVAL;
-	}
-	WRITE_ONCE(sample_max_rate, v);
-	return 0;
-}
-
-static const struct kernel_param_ops max_rate_ops = {
-	.set = max_rate_set,
-	.get = param_get_uint,
-};
-
-module_param_cb(sample_max_rate, &max_rate_ops, &sample_max_rate, 0644);
-MODULE_PARM_DESC(sample_max_rate, "Samples per second per CPU before throttling (default 100000)");
-
-static uint sample_cpu_percent = 25;
-
-static int cpu_percent_set(const char *text, const struct kernel_param *kp)
-{
-	uint v;
-	int ret = kstrtouint(text, 0, &v);
-
-	if (ret || !v || v > 100) {
-		pr_err("sample_cpu_percent=%.*s: allowed 1-100 (100: no time budget)\n",
-		       (int)strcspn(text, "\n"), text);
-		return -EINVAL;
-	}
-	WRITE_ONCE(sample_cpu_percent, v);
-	return 0;
-}
-
-static const struct kernel_param_ops cpu_percent_ops = {
-	.set = cpu_percent_set,
-	.get = param_get_uint,
-};
-
-module_param_cb(sample_cpu_percent, &cpu_percent_ops, &sample_cpu_percent, 0644);
-MODULE_PARM_DESC(sample_cpu_percent, "Percent of each CPU the PMI handler may take before throttling; 100: no limit (default 25)");
-
-/* The handler's time in a tick past which the CPU's sampling stops; 0: none. */
-static u64 tick_budget_ns(void)
-{
-	uint pct = READ_ONCE(sample_cpu_percent);
-
-	return pct >= 100 ? 0 : TICK_NS * pct / 100;
-}
-
-u32 archpmu_sample_max_rate(void)
-{
-	return READ_ONCE(sample_max_rate);
-}
-
-static u32 max_per_tick(void)
-{
-	return DIV_ROUND_UP_ULL((u64)READ_ONCE(sample_max_rate) * TICK_NS, NSEC_PER_SEC);
-}
-
 /* pmi_lock, with the CPU hotplug lock read-held around it, guards these. */
 static DEFINE_MUTEX(pmi_lock);
 static unsigned int pmi_users;	/* sampling sessions */
@@ -252,7 +183,7 @@ static void handle_overflow(struct archpmu_cpu_ctx *ctx, unsigned int bit,
 	archpmu_record_sample(ctx, hw, regs, hw->last_period, now);
 	hw->last_period = period;
 	ctx->tick_samples++;
-	if (ctx->tick_samples > max_per_tick())
+	if (ctx->tick_samples > archpmu_sample_max_per_tick())
 		throttle(ctx, BIT_ULL(bit), now);
 }
 
@@ -300,7 +231,7 @@ static int handle_pmi(struct archpmu_cpu_ctx *ctx, struct pt_regs *nmi_regs, boo
 	u64 sampling = READ_ONCE(ctx->sampling);
 	bool global = global_msrs(ctx);
 	struct pt_regs *regs = NULL;
-	u64 t0, t1, ctrl = 0, status, ovf;
+	u64 t0, t1, ctrl = 0, status, ovf, budget;
 	unsigned int bit, events = 0;
 	unsigned long todo;
 	int loops, ret;
@@ -340,7 +271,8 @@ static int handle_pmi(struct archpmu_cpu_ctx *ctx, struct pt_regs *nmi_regs, boo
 	}
 	t1 = ktime_get_mono_fast_ns();
 	ctx->tick_nmi_ns += t1 - t0;
-	if (loops && tick_budget_ns() && ctx->tick_nmi_ns > tick_budget_ns())
+	budget = archpmu_sample_tick_budget_ns();
+	if (loops && budget && ctx->tick_nmi_ns > budget)
 		throttle(ctx, sampling, t0);
 	if (loops) {
 		__this_cpu_inc(pmi_handled);
@@ -430,7 +362,7 @@ static void adjust_period(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_e
 	hw->freq_total = total;
 	if (!delta)
 		return;
-	target = div64_u64(delta * (NSEC_PER_SEC / TICK_NS), hw->freq) ?: 1;
+	target = div64_u64(delta * (NSEC_PER_SEC / ARCHPMU_SAMPLE_TICK_NS), hw->freq) ?: 1;
 	step = (s64)(target - period);
 	step = step >= 0 ? (step + 7) / 8 : step / 8;
 	/*
@@ -495,7 +427,7 @@ static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 		/* Should LVTPC have been left masked (by another NMI handler, say). */
 		unmask_lvtpc();
 	}
-	hrtimer_forward_now(timer, ns_to_ktime(TICK_NS));
+	hrtimer_forward_now(timer, ns_to_ktime(ARCHPMU_SAMPLE_TICK_NS));
 	return HRTIMER_RESTART;
 }
 
@@ -503,7 +435,7 @@ static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 static void tick_start(void *unused)
 {
 	unmask_lvtpc();
-	hrtimer_start(this_cpu_ptr(&sample_ticks), ns_to_ktime(TICK_NS),
+	hrtimer_start(this_cpu_ptr(&sample_ticks), ns_to_ktime(ARCHPMU_SAMPLE_TICK_NS),
 		      HRTIMER_MODE_REL_PINNED_HARD);
 }
 

@@ -14,6 +14,7 @@
 
 #include <linux/fs.h>
 #include <linux/poll.h>
+#include <linux/time64.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -88,5 +89,10 @@ void archpmu_pmi_exit(void);
 void archpmu_pmi_stats(u64 *handled, u64 *ns);
 /* The module parameter sample_max_rate: samples per second per CPU. */
 u32 archpmu_sample_max_rate(void);
+/* The sampling tick's period (pmi.c). */
+#define ARCHPMU_SAMPLE_TICK_NS	(4 * NSEC_PER_MSEC)
+/* limits.c: samples a tick may take, and the handler time (ns, 0: none). */
+u32 archpmu_sample_max_per_tick(void);
+u64 archpmu_sample_tick_budget_ns(void);
 
 #endif /* ARCHPMU_SAMPLE_SAMPLE_H */

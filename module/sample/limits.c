@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sampling's limits, writable at run time in /sys/module/archpmu/parameters/:
+ * sample_max_rate (perf's perf_event_max_sample_rate) and sample_cpu_percent
+ * (perf's perf_cpu_time_max_percent), which the PMI handler and the sampling
+ * tick (pmi.c) throttle by.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/math64.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+
+#include "sample.h"
+
+#define MAX_RATE_LIMIT		10000000
+
+static uint sample_max_rate = 100000;
+
+static int max_rate_set(const char *text, const struct kernel_param *kp)
+{
+	uint v;
+	int ret = kstrtouint(text, 0, &v);
+
+	if (ret || !v || v > MAX_RATE_LIMIT) {
+		pr_err("sample_max_rate=%.*s: allowed 1-%u samples per second\n",
+		       (int)strcspn(text, "\n"), text, MAX_RATE_LIMIT);
+		return -EINVAL;
+	}
+	WRITE_ONCE(sample_max_rate, v);
+	return 0;
+}
+
+static const struct kernel_param_ops max_rate_ops = {
+	.set = max_rate_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(sample_max_rate, &max_rate_ops, &sample_max_rate, 0644);
+MODULE_PARM_DESC(sample_max_rate, "Samples per second per CPU before throttling (default 100000)");
+
+static uint sample_cpu_percent = 25;
+
+static int cpu_percent_set(const char *text, const struct kernel_param *kp)
+{
+	uint v;
+	int ret = kstrtouint(text, 0, &v);
+
+	if (ret || !v || v > 100) {
+		pr_err("sample_cpu_percent=%.*s: allowed 1-100 (100: no time budget)\n",
+		       (int)strcspn(text, "\n"), text);
+		return -EINVAL;
+	}
+	WRITE_ONCE(sample_cpu_percent, v);
+	return 0;
+}
+
+static const struct kernel_param_ops cpu_percent_ops = {
+	.set = cpu_percent_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(sample_cpu_percent, &cpu_percent_ops, &sample_cpu_percent, 0644);
+MODULE_PARM_DESC(sample_cpu_percent, "Percent of each CPU the PMI handler may take before throttling; 100: no limit (default 25)");
+
+/* The handler's time in a tick past which the CPU's sampling stops; 0: none. */
+u64 archpmu_sample_tick_budget_ns(void)
+{
+	uint pct = READ_ONCE(sample_cpu_percent);
+
+	return pct >= 100 ? 0 : ARCHPMU_SAMPLE_TICK_NS * pct / 100;
+}
+
+u32 archpmu_sample_max_rate(void)
+{
+	return READ_ONCE(sample_max_rate);
+}
+
+u32 archpmu_sample_max_per_tick(void)
+{
+	return DIV_ROUND_UP_ULL((u64)READ_ONCE(sample_max_rate) * ARCHPMU_SAMPLE_TICK_NS,
+				NSEC_PER_SEC);
+}
