@@ -349,7 +349,7 @@ static void build_restore(struct archpmu_claim *c)
 	u32 i;
 
 	archpmu_batch_init(b, c->claims->task_here ? archpmu_claim_gate_release_local :
-			   archpmu_ctx_release_local, NULL, &c->change);
+			   archpmu_ctx_release_local, archpmu_ctx_released_local, &c->change);
 	b->best_effort = true;
 	c->ops->disable(b, c->used);
 	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {

@@ -128,6 +128,16 @@ void archpmu_ctx_update_local(struct archpmu_batch *b)
 		archpmu_hw_event_update(ctx, &ch->hw[i]);
 }
 
+void archpmu_ctx_released_local(struct archpmu_batch *b)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	const struct archpmu_ctx_change *ch = b->arg;
+
+	lockdep_assert_irqs_disabled();
+	/* The restore wrote back what the claim found: another agent's bits. */
+	WRITE_ONCE(ctx->global_ours, ctx->global_ours & ~ch->used);
+}
+
 void archpmu_ctx_claim_failed_local(struct archpmu_batch *b)
 {
 	if (b->err)

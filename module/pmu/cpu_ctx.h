@@ -193,6 +193,8 @@ struct archpmu_ctx_change {
  */
 void archpmu_ctx_claim_local(struct archpmu_batch *b);
 void archpmu_ctx_release_local(struct archpmu_batch *b);
+/* After a release's ops: GLOBAL_CTRL's bits of the change are no longer ours. */
+void archpmu_ctx_released_local(struct archpmu_batch *b);
 /* Fold every event of the change (sampling sessions: see the contract). */
 void archpmu_ctx_update_local(struct archpmu_batch *b);
 /* The same, as the change's counters start or stop: none stays throttled. */

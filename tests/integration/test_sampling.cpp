@@ -398,6 +398,40 @@ TEST_CASE("a freeze on PMI stops nothing: GLOBAL_CTRL is restored, CTR_Frz acked
     }
 }
 
+// The PMI handler writes GLOBAL_CTRL back with every bit archpmu set. A
+// released counter's bit, written back as the claim found it, is another
+// agent's again: a later PMI must not set it after that agent cleared it.
+TEST_CASE("a PMI does not re-enable a counter archpmu gave back", "[sampling][freeze]")
+{
+    LoadedModule mod(kExact);
+    const auto dev = open_device();
+    archpmu::Device d;
+    const unsigned cpu = online_cpus().back();
+    SampleOpen so;
+    so.events = {{kInstructions | kUsr, ARCHPMU_EVENT_PIN, 0}};
+    so.specs = {{100, 1, 0, 0}};
+    so.cpus = {cpu};
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    {
+        const int fd = so.open(dev.get());
+        REQUIRE(fd >= 0);
+        const UniqueFd session(fd);
+    }
+    REQUIRE((d.model_read_msr(cpu, 0x38f) & 1) == 1);  // put back as found: enabled
+    d.model_write_msr(cpu, 0x38f, d.model_read_msr(cpu, 0x38f) & ~1ULL);  // its owner stops it
+    so.events = {{kInstructions | kUsr, ARCHPMU_EVENT_PIN, 1}};
+    {
+        const int fd = so.open(dev.get());
+        REQUIRE(fd >= 0);
+        const UniqueFd session(fd);
+        Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+        inject(dev.get(), cpu, kInstructions, 150);
+        CHECK(count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) == 1);
+        CHECK((d.model_read_msr(cpu, 0x38f) & 1) == 0);
+    }
+    CHECK((d.model_read_msr(cpu, 0x38f) & 1) == 0);
+}
+
 // perf's handler, registered before archpmu's, acks every GLOBAL_STATUS bit
 // of a PMI. The counter's value still shows the overflow, but only for a
 // counter loaded with less than half its range: a longer period was lost, its
