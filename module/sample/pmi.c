@@ -294,8 +294,13 @@ static int handle_pmi(struct archpmu_cpu_ctx *ctx, struct pt_regs *nmi_regs, boo
 	return loops ? handled(events) : not_ours(ctx, model_sent);
 }
 
-/* The tick is in handle_pmi() on this CPU: an NMI then leaves it to finish. */
+/*
+ * The tick is in handle_pmi() on this CPU: an NMI then leaves the work to it
+ * (pmi_deferred says one came, and the tick's pass goes again).
+ */
 static DEFINE_PER_CPU(bool, pmi_running);
+static DEFINE_PER_CPU(bool, pmi_deferred);
+#define RESCAN_MAX_PASSES	8
 
 static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 {
@@ -317,15 +322,17 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 		unmasked = true;
 	}
 	/*
-	 * With our counters stopped, the tick's pass finds every overflow of
-	 * ours this NMI could be for (rescan_lost_pmi).
+	 * The tick's pass finds the overflows of ours this NMI could be for,
+	 * going again if it came after the pass looked (rescan_lost_pmi).
 	 */
-	if (__this_cpu_read(pmi_running))
+	if (__this_cpu_read(pmi_running)) {
+		__this_cpu_write(pmi_deferred, true);
 		ret = sampling || model_sent ? NMI_HANDLED : NMI_DONE;
-	else
+	} else {
 		ret = handle_pmi(ctx, nmi_regs, model_sent,
 				 sampling && !unmasked &&
 				 ctx->desc.pmi_ack == ARCHPMU_PMI_ACK_MID ? &unmasked : NULL);
+	}
 	if (!unmasked && (ret != NMI_DONE || sampling))
 		unmask_lvtpc();
 	return ret;
@@ -340,15 +347,22 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
  */
 static void rescan_lost_pmi(struct archpmu_cpu_ctx *ctx, u64 sampling)
 {
+	unsigned int pass;
 	u64 status;
 
 	if (!overflowed(ctx, sampling & ~atomic64_read(&ctx->throttled), &status))
 		return;
-	__this_cpu_write(pmi_running, true);
-	barrier();
-	handle_pmi(ctx, get_irq_regs(), false, NULL);
-	barrier();
-	__this_cpu_write(pmi_running, false);
+	for (pass = 0; pass < RESCAN_MAX_PASSES; pass++) {
+		__this_cpu_write(pmi_deferred, false);
+		__this_cpu_write(pmi_running, true);
+		barrier();
+		handle_pmi(ctx, get_irq_regs(), false, NULL);
+		barrier();
+		__this_cpu_write(pmi_running, false);
+		barrier();
+		if (!__this_cpu_read(pmi_deferred))
+			break;
+	}
 }
 
 /* perf_adjust_period: the period that gives @hw->freq samples a second, low-pass. */

@@ -241,12 +241,6 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 		ret = -EOPNOTSUPP;
 		goto err_free;
 	}
-	s->task = archpmu_task_create(cmd, sampling);
-	if (IS_ERR(s->task)) {
-		ret = PTR_ERR(s->task);
-		s->task = NULL;
-		goto err_free;
-	}
 	if (cmd->nr_cpus) {
 		cpus = vmemdup_user(u64_to_user_ptr(cmd->cpus),
 				    array_size(cmd->nr_cpus, sizeof(*cpus)));
@@ -255,6 +249,13 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 			cpus = NULL;
 			goto err_free;
 		}
+	}
+	/* Last before the locks: it holds the target's exec_update_lock. */
+	s->task = archpmu_task_create(cmd, sampling);
+	if (IS_ERR(s->task)) {
+		ret = PTR_ERR(s->task);
+		s->task = NULL;
+		goto err_free;
 	}
 
 	cpus_read_lock();
