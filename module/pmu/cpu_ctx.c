@@ -76,7 +76,10 @@ static u64 change_sampling(const struct archpmu_ctx_change *ch)
 	return bits & ch->used;
 }
 
-/* Before the programming ops; archpmu_ctx_claim_failed_local() undoes it. */
+/*
+ * Before the programming ops; archpmu_ctx_claim_failed_local() undoes it, or
+ * makes the sampling counters the PMI handler's.
+ */
 void archpmu_ctx_claim_local(struct archpmu_batch *b)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
@@ -91,7 +94,6 @@ void archpmu_ctx_claim_local(struct archpmu_batch *b)
 			WRITE_ONCE(ctx->owner[idx], &ch->hw[i]);
 	}
 	WRITE_ONCE(ctx->active, ctx->active | ch->used);
-	WRITE_ONCE(ctx->sampling, ctx->sampling | change_sampling(ch));
 }
 
 /* Before the ops that stop and put back the counters. */
@@ -140,8 +142,23 @@ void archpmu_ctx_released_local(struct archpmu_batch *b)
 
 void archpmu_ctx_claim_failed_local(struct archpmu_batch *b)
 {
-	if (b->err)
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	u64 sampling = change_sampling(b->arg);
+
+	if (b->err) {
 		archpmu_ctx_release_local(b);
+		return;
+	}
+	if (!sampling)
+		return;
+	/*
+	 * Only once loaded: a PMI handler (another session's PMI) that looked
+	 * at a counter still holding its old value would take it for an
+	 * overflow. A PMI of these in the last op's wake, before this, is
+	 * claimed by the grace of released_ns and handled by the tick.
+	 */
+	WRITE_ONCE(ctx->released_ns, ktime_get_mono_fast_ns());
+	WRITE_ONCE(ctx->sampling, ctx->sampling | sampling);
 }
 
 void archpmu_ctx_restart_local(struct archpmu_batch *b)

@@ -20,9 +20,9 @@
  *    interrupts disabled, inside the cross-call that claims or releases the
  *    counters (archpmu_ctx_claim_local(), archpmu_ctx_release_local()), each
  *    with WRITE_ONCE. An NMI on this CPU may read them at any time without a
- *    lock (READ_ONCE): a counter's owner is set after its counter is
- *    programmed and cleared before it is stopped and put back, so an
- *    overflow of a counter in active always finds its owner. A
+ *    lock (READ_ONCE): a counter's owner is set before its counter is
+ *    programmed, and it joins sampling (what the PMI handler looks at) only
+ *    after its load; both are cleared before it is stopped and put back. A
  *    multiplexing turn (count/mux.c) also rewrites owner[] in its hook;
  *    multiplexing sessions never sample, so no PMI looks at those. An owner is
  *    cleared on this CPU before its memory is freed, and the freeing path
@@ -164,7 +164,7 @@ struct archpmu_cpu_ctx {
 	atomic64_t throttled;	/* of sampling, the ones stopped until the next tick */
 	u32 tick_samples;	/* samples since the last tick */
 	u64 tick_nmi_ns;	/* PMI handler time since the last tick */
-	u64 released_ns;	/* when sampling counters were last released */
+	u64 released_ns;	/* when sampling counters were last claimed or released */
 	u64 global_ours;	/* GLOBAL_CTRL bits our writes left set */
 };
 
@@ -199,7 +199,10 @@ void archpmu_ctx_released_local(struct archpmu_batch *b);
 void archpmu_ctx_update_local(struct archpmu_batch *b);
 /* The same, as the change's counters start or stop: none stays throttled. */
 void archpmu_ctx_restart_local(struct archpmu_batch *b);
-/* After a claim's programming ops: if they failed, the claim is undone. */
+/*
+ * After a claim's programming ops: if they failed, the claim is undone; else
+ * its sampling counters become the PMI handler's.
+ */
 void archpmu_ctx_claim_failed_local(struct archpmu_batch *b);
 /* Zero every event's count and program its counter with its start value. */
 void archpmu_ctx_reset_local(struct archpmu_batch *b);

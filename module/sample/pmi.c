@@ -198,8 +198,8 @@ static int handled(unsigned int events)
 }
 
 /*
- * Nothing to handle: ours all the same if the model sent it, or if a release
- * has just taken counters with a PMI on its way.
+ * Nothing to handle: ours all the same if the model sent it, or if a claim
+ * or release has just changed counters with a PMI on its way.
  */
 static int not_ours(struct archpmu_cpu_ctx *ctx, bool model_sent)
 {

@@ -398,6 +398,43 @@ TEST_CASE("a freeze on PMI stops nothing: GLOBAL_CTRL is restored, CTR_Frz acked
     }
 }
 
+// A session's counters are claimed in one batch: the live view names them
+// first, then they are stopped and loaded. A PMI of another session in
+// between (the model counts the time up to each GLOBAL_CTRL write) must not
+// take the value a counter held before its load for an overflow.
+TEST_CASE("a PMI while a session's counters are being loaded sees no overflow of theirs",
+          "[sampling][claim-race]")
+{
+    LoadedModule mod(
+        "backend=model model_version=4 sample_cpu_percent=100 "
+        "sample_max_rate=10000000");
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    SampleOpen busy;  // cycles every 5,000: a PMI at nearly every step of the model
+    busy.events = {{0x003c, ARCHPMU_EVENT_PIN, 0}};
+    busy.specs = {{5000, 1, 0, 0}};
+    busy.cpus = {cpu};
+    busy.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int bfd = busy.open(dev.get());
+    REQUIRE(bfd >= 0);
+    const UniqueFd busy_session(bfd);
+    int phantoms = 0;
+    for (int i = 0; i < 30; i++) {
+        SampleOpen so;
+        so.events = {{kBranches | kUsr, ARCHPMU_EVENT_PIN, 1}};
+        so.specs = {{1ULL << 30, 2, 0, 0}};
+        so.cpus = {cpu};
+        so.flags |= ARCHPMU_COUNT_OPEN_START;
+        const int fd = so.open(dev.get());
+        REQUIRE(fd >= 0);
+        const UniqueFd session(fd);
+        Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+        const uint64_t count = count_of(fd, cpu, 0);
+        phantoms += count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) != 0 || count >= (1ULL << 40);
+    }
+    CHECK(phantoms == 0);
+}
+
 // The PMI handler writes GLOBAL_CTRL back with every bit archpmu set. A
 // released counter's bit, written back as the claim found it, is another
 // agent's again: a later PMI must not set it after that agent cleared it.
