@@ -410,21 +410,14 @@ TEST_CASE("a PMI while a session's counters are being loaded sees no overflow of
         "sample_max_rate=10000000");
     const auto dev = open_device();
     const unsigned cpu = online_cpus().back();
-    SampleOpen busy;  // cycles every 5,000: a PMI at nearly every step of the model
-    busy.events = {{0x003c, ARCHPMU_EVENT_PIN, 0}};
-    busy.specs = {{5000, 1, 0, 0}};
-    busy.cpus = {cpu};
-    busy.flags |= ARCHPMU_COUNT_OPEN_START;
+    // Cycles every 5,000: a PMI at nearly every step of the model.
+    auto busy = started_on(cpu, {0x003c, ARCHPMU_EVENT_PIN, 0}, {5000, 1, 0, 0});
     const int bfd = busy.open(dev.get());
     REQUIRE(bfd >= 0);
     const UniqueFd busy_session(bfd);
     int phantoms = 0;
     for (int i = 0; i < 30; i++) {
-        SampleOpen so;
-        so.events = {{kBranches | kUsr, ARCHPMU_EVENT_PIN, 1}};
-        so.specs = {{1ULL << 30, 2, 0, 0}};
-        so.cpus = {cpu};
-        so.flags |= ARCHPMU_COUNT_OPEN_START;
+        auto so = started_on(cpu, {kBranches | kUsr, ARCHPMU_EVENT_PIN, 1}, {1ULL << 30, 2, 0, 0});
         const int fd = so.open(dev.get());
         REQUIRE(fd >= 0);
         const UniqueFd session(fd);
@@ -444,11 +437,7 @@ TEST_CASE("a PMI does not re-enable a counter archpmu gave back", "[sampling][fr
     const auto dev = open_device();
     archpmu::Device d;
     const unsigned cpu = online_cpus().back();
-    SampleOpen so;
-    so.events = {{kInstructions | kUsr, ARCHPMU_EVENT_PIN, 0}};
-    so.specs = {{100, 1, 0, 0}};
-    so.cpus = {cpu};
-    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    auto so = started_on(cpu, {kInstructions | kUsr, ARCHPMU_EVENT_PIN, 0}, {100, 1, 0, 0});
     {
         const int fd = so.open(dev.get());
         REQUIRE(fd >= 0);
@@ -521,11 +510,7 @@ TEST_CASE("sampling is exact whenever the handler unmasks LVTPC", "[sampling][lv
         LoadedModule mod(params);
         const auto dev = open_device();
         const unsigned cpu = 1;  // the E-core of the hybrid layout
-        SampleOpen so;
-        so.events = {{kInstructions | kUsr, ARCHPMU_EVENT_GP_ONLY, 0}};
-        so.specs = {{100, 1, 0, 0}};
-        so.cpus = {cpu};
-        so.flags |= ARCHPMU_COUNT_OPEN_START;
+        auto so = started_on(cpu, {kInstructions | kUsr, ARCHPMU_EVENT_GP_ONLY, 0}, {100, 1, 0, 0});
         const int fd = so.open(dev.get());
         REQUIRE(fd >= 0);
         const UniqueFd session(fd);
@@ -545,11 +530,7 @@ TEST_CASE("a PMI lost to a masked LVTPC is handled at the next tick", "[sampling
     LoadedModule mod(kExact);
     const auto dev = open_device();
     const unsigned cpu = online_cpus().back();
-    SampleOpen so;
-    so.events = {{kInstructions | kUsr, ARCHPMU_EVENT_GP_ONLY, 0}};
-    so.specs = {{100, 1, 0, 0}};
-    so.cpus = {cpu};
-    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    auto so = started_on(cpu, {kInstructions | kUsr, ARCHPMU_EVENT_GP_ONLY, 0}, {100, 1, 0, 0});
     const int fd = so.open(dev.get());
     REQUIRE(fd >= 0);
     const UniqueFd session(fd);

@@ -191,6 +191,19 @@ int task_open_errno(uint32_t flags, uint32_t task_pid, uint32_t task_flags,
     return task_open_on(fd.get(), flags, task_pid, task_flags, bad_cpu, sample_events);
 }
 
+// In a child of the (root) test process: become nobody, keeping CAP_PERFMON only.
+bool become_nobody_with_perfmon()
+{
+    ::prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L);
+    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
+        return false;
+    // capset(2) directly: CAP_PERFMON (38) is in the second word.
+    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2]{};
+    data[1].effective = data[1].permitted = 1U << (CAP_PERFMON - 32);
+    return ::syscall(SYS_capset, &hdr, data) == 0;
+}
+
 // One round of an open racing its target's exec, run in the opener's process:
 // a target (nobody) that execs the set-uid image as soon as it is told, and a
 // COUNT_OPEN on it at that moment. The image injects 13,332 instructions in
@@ -528,15 +541,8 @@ TEST_CASE("counting another user's task needs ptrace access", "[task][errors]")
     const pid_t child = ::fork();
     REQUIRE(child >= 0);
     if (child == 0) {
-        ::prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L);
-        if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
+        if (!become_nobody_with_perfmon())
             ::_exit(100);
-        // capset(2) directly: CAP_PERFMON (38) is in the second word.
-        __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
-        __user_cap_data_struct data[2]{};
-        data[1].effective = data[1].permitted = 1U << (CAP_PERFMON - 32);
-        if (::syscall(SYS_capset, &hdr, data) != 0)
-            ::_exit(101);
         // Root's process: EACCES. Its own thread: allowed.
         if (task_open_on(fd.get(), ARCHPMU_COUNT_OPEN_TASK, static_cast<uint32_t>(root_pid), 0) !=
             EACCES)
@@ -727,14 +733,8 @@ TEST_CASE("an open racing its target's exec of a set-uid image never counts that
     REQUIRE(opener >= 0);
     if (opener == 0) {
         ::close(report[0]);
-        ::prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L);
-        if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
+        if (!become_nobody_with_perfmon())
             ::_exit(100);
-        __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
-        __user_cap_data_struct data[2]{};
-        data[1].effective = data[1].permitted = 1U << (CAP_PERFMON - 32);
-        if (::syscall(SYS_capset, &hdr, data) != 0)
-            ::_exit(101);
         int64_t results[kRounds];
         for (auto& r : results)
             r = exec_race_round(dev.get(), image);
