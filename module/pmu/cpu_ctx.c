@@ -77,7 +77,7 @@ static u64 change_sampling(const struct archpmu_ctx_change *ch)
 }
 
 /*
- * Before the programming ops; archpmu_ctx_claim_failed_local() undoes it, or
+ * Before the programming ops; archpmu_ctx_claimed_local() undoes it, or
  * makes the sampling counters the PMI handler's.
  */
 void archpmu_ctx_claim_local(struct archpmu_batch *b)
@@ -140,7 +140,7 @@ void archpmu_ctx_released_local(struct archpmu_batch *b)
 	WRITE_ONCE(ctx->global_ours, ctx->global_ours & ~ch->used);
 }
 
-void archpmu_ctx_claim_failed_local(struct archpmu_batch *b)
+void archpmu_ctx_claimed_local(struct archpmu_batch *b)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	u64 sampling = change_sampling(b->arg);

@@ -93,14 +93,15 @@ static inline u64 archpmu_counter_start(u64 left, u64 width_mask)
 }
 
 /*
- * The most events a sampling counter is loaded for: half its range, as perf's
- * x86_pmu.max_period, so that an overflow always shows in the counter's top
- * bit, even when another agent's handler acked its GLOBAL_STATUS bit first;
- * a longer period takes several overflows, only the last of which samples.
+ * What a sampling counter is loaded with for @left events to go: at most half
+ * its range, as perf's x86_pmu.max_period, so that an overflow always shows in
+ * the counter's top bit, even when another agent's handler acked its
+ * GLOBAL_STATUS bit first; a longer period takes several overflows, only the
+ * last of which samples.
  */
-static inline u64 archpmu_reload_max(u64 width_mask)
+static inline u64 archpmu_sampling_start(u64 left, u64 width_mask)
 {
-	return width_mask >> 1;
+	return archpmu_counter_start(min(left, width_mask >> 1), width_mask);
 }
 
 /*
@@ -112,7 +113,7 @@ static inline u64 archpmu_hw_event_start(struct archpmu_hw_event *hw, u64 width_
 	if (!hw->period)
 		return 0;
 	local64_set(&hw->period_left, hw->period);
-	return archpmu_counter_start(min(hw->period, archpmu_reload_max(width_mask)), width_mask);
+	return archpmu_sampling_start(hw->period, width_mask);
 }
 
 /* Saved PMU state: what a claim found, to put back on release. */
@@ -203,7 +204,7 @@ void archpmu_ctx_restart_local(struct archpmu_batch *b);
  * After a claim's programming ops: if they failed, the claim is undone; else
  * its sampling counters become the PMI handler's.
  */
-void archpmu_ctx_claim_failed_local(struct archpmu_batch *b);
+void archpmu_ctx_claimed_local(struct archpmu_batch *b);
 /* Zero every event's count and program its counter with its start value. */
 void archpmu_ctx_reset_local(struct archpmu_batch *b);
 

@@ -43,7 +43,7 @@
 #include "record.h"
 
 #define PMI_MAX_LOOPS		100
-/* An NMI this soon after a release may be a PMI of the released counters. */
+/* An NMI this soon after a claim or release may be a PMI of those counters. */
 #define RELEASE_GRACE_NS	NSEC_PER_MSEC
 /* pmi_lock, with the CPU hotplug lock read-held around it, guards these. */
 static DEFINE_MUTEX(pmi_lock);
@@ -175,7 +175,7 @@ static void handle_overflow(struct archpmu_cpu_ctx *ctx, unsigned int bit,
 		local64_add(next - left, &hw->period_left);
 		left = next;
 	}
-	start = archpmu_counter_start(min_t(u64, left, archpmu_reload_max(mask)), mask);
+	start = archpmu_sampling_start(left, mask);
 	archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
 	local64_set(&hw->prev, start);
 	if (!sample)
@@ -330,8 +330,8 @@ static int pmi_handler(unsigned int type, struct pt_regs *nmi_regs)
 		ret = sampling || model_sent ? NMI_HANDLED : NMI_DONE;
 	} else {
 		ret = handle_pmi(ctx, nmi_regs, model_sent,
-				 sampling && !unmasked &&
-				 ctx->desc.pmi_ack == ARCHPMU_PMI_ACK_MID ? &unmasked : NULL);
+				 sampling && ctx->desc.pmi_ack == ARCHPMU_PMI_ACK_MID ?
+				 &unmasked : NULL);
 	}
 	if (!unmasked && (ret != NMI_DONE || sampling))
 		unmask_lvtpc();
