@@ -177,18 +177,10 @@ static int claims_zero(struct archpmu_claims *cl)
 			c->task_ns = 0;
 			continue;
 		}
-		/* Sampling counters restart from -period, on the CPU (cpu_ctx.h). */
-		archpmu_batch_init(&c->batch, NULL,
-				   cl->sampling ? archpmu_ctx_reset_local :
+		/* Each counter stopped, rewritten (sampling ones with -period), restarted. */
+		archpmu_batch_init(&c->batch, archpmu_ctx_reset_local,
 				   cl->task_here ? archpmu_claim_task_zero_local : NULL,
 				   &c->change);
-		for (e = 0; e < cl->nr_events && !cl->sampling; e++) {
-			u32 ctr = c->hw[e].counter;
-
-			if (!archpmu_claim_placed(c, e))
-				continue;
-			archpmu_batch_write(&c->batch, archpmu_claim_counter_msr(c, ctr, true), 0);
-		}
 		archpmu_claims_round_add(cl, c);
 	}
 	return archpmu_claims_round_run(cl);

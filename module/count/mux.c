@@ -103,8 +103,8 @@ static void turn_local(struct archpmu_batch *b)
 	lockdep_assert_irqs_disabled();
 	if (cl->task_here)
 		archpmu_claim_gate_local(cl, c, false);
-	else if (c->desc.version >= 2)
-		archpmu_global_ctrl_local(0, rot);
+	else
+		archpmu_counters_pause_local(rot);
 	c->mux_t0 = clock_local(cl, c);
 	for (e = 0; e < cl->nr_events; e++) {
 		if (archpmu_claim_placed(c, e) && c->mux_t0 > c->mux_mark)
@@ -178,6 +178,14 @@ static void build_turn(struct archpmu_claims *cl, struct archpmu_claim *c)
 		if (rotates(c, c->mux_prev[e]))
 			archpmu_batch_read(b, archpmu_claim_counter_msr(c, c->mux_prev[e], false),
 					   &c->raw[e]);
+	/* Stopped by the before hook, the counters are written before v1's EN starts them. */
+	for (e = 0; e < cl->nr_events; e++) {
+		if (!rotates(c, c->mux_next[e]))
+			continue;
+		archpmu_batch_write(b, archpmu_claim_counter_msr(c, c->mux_next[e], true), 0);
+		if (c->mux_next[e] & ARCHPMU_COUNTER_FIXED)
+			fixed_val |= archpmu_claim_event_ctl(cl, c, e, c->mux_next[e], enable);
+	}
 	for (g = 0; g < ARCHPMU_LEGACY_GP; g++) {
 		if (!(rot & BIT_ULL(g)))
 			continue;
@@ -186,13 +194,6 @@ static void build_turn(struct archpmu_claims *cl, struct archpmu_claim *c)
 			if (c->mux_next[e] == g)
 				evtsel = archpmu_claim_event_ctl(cl, c, e, g, enable);
 		archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + g, evtsel);
-	}
-	for (e = 0; e < cl->nr_events; e++) {
-		if (!rotates(c, c->mux_next[e]))
-			continue;
-		archpmu_batch_write(b, archpmu_claim_counter_msr(c, c->mux_next[e], true), 0);
-		if (c->mux_next[e] & ARCHPMU_COUNTER_FIXED)
-			fixed_val |= archpmu_claim_event_ctl(cl, c, e, c->mux_next[e], enable);
 	}
 	fixed_mask = archpmu_fixed_ctrl_mask(rot);
 	if (fixed_mask)

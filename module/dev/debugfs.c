@@ -23,6 +23,8 @@
  *   /sys/kernel/debug/archpmu/model_drop_next_pmi  model backend only: write a
  *       CPU: its next PMI finds LVTPC masked and is lost (tests);
  *       model_pmis_dropped: the PMIs lost so far
+ *   /sys/kernel/debug/archpmu/model_live_writes  model backend only: writes
+ *       to a counter while it counted, which the SDM forbids (tests: 0)
  *   /sys/kernel/debug/archpmu/fail_cpu_online/   fault injection on the CPU-
  *       online path (kernels with CONFIG_FAULT_INJECTION_DEBUG_FS; tests)
  */
@@ -33,6 +35,7 @@
 #include "../sample/sample.h"
 #include "../task/task.h"
 #include "../pmu/model_pmi.h"
+#include "../pmu/model_regs.h"
 #include "../pmu/pmu.h"
 #include "dev.h"
 
@@ -139,6 +142,13 @@ static int pmis_dropped_get(void *data, u64 *val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(pmis_dropped_fops, pmis_dropped_get, NULL, "%llu\n");
 
+static int live_writes_get(void *data, u64 *val)
+{
+	*val = archpmu_model_live_writes();
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(live_writes_fops, live_writes_get, NULL, "%llu\n");
+
 static int task_open_delay_get(void *data, u64 *val)
 {
 	*val = READ_ONCE(archpmu_task_open_delay_ms);
@@ -180,6 +190,8 @@ void archpmu_debugfs_init(void)
 					   NULL, &drop_next_pmi_fops);
 		debugfs_create_file_unsafe("model_pmis_dropped", 0400, archpmu_debugfs_dir,
 					   NULL, &pmis_dropped_fops);
+		debugfs_create_file_unsafe("model_live_writes", 0400, archpmu_debugfs_dir,
+					   NULL, &live_writes_fops);
 	}
 	archpmu_sysfs_debugfs_init(archpmu_debugfs_dir);
 }

@@ -325,10 +325,11 @@ static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 		if (!archpmu_claim_placed(c, i))
 			continue;
 		value = archpmu_hw_event_start(&c->hw[i], archpmu_claim_width_mask(c, ctr));
+		/* The counter first: v1's EN starts it (SDM 18.2.1.1). */
+		archpmu_batch_write(b, archpmu_claim_counter_msr(c, ctr, true), value);
 		if (!is_fixed(ctr))
 			archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + ctr,
 					    evtsel_image(cl->ev[i].config, &c->hw[i], start));
-		archpmu_batch_write(b, archpmu_claim_counter_msr(c, ctr, true), value);
 		local64_set(&c->hw[i].prev, value);
 		c->hw[i].last_period = c->hw[i].period;
 	}

@@ -174,15 +174,19 @@ void archpmu_ctx_reset_local(struct archpmu_batch *b)
 {
 	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	const struct archpmu_ctx_change *ch = b->arg;
+	u64 running = archpmu_counters_pause_local(ch->used);
 	unsigned int i;
 	int ret;
 
 	lockdep_assert_irqs_disabled();
 	for (i = 0; i < ch->nr; i++) {
 		struct archpmu_hw_event *hw = &ch->hw[i];
-		u64 start = archpmu_hw_event_start(hw, archpmu_counter_width_mask(&ctx->desc,
-										  hw->counter));
+		u64 start;
 
+		if (!ctx_bit(hw->counter))
+			continue;
+		start = archpmu_hw_event_start(hw, archpmu_counter_width_mask(&ctx->desc,
+									      hw->counter));
 		ret = archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true),
 					  start);
 		if (ret && !b->err)
@@ -192,6 +196,47 @@ void archpmu_ctx_reset_local(struct archpmu_batch *b)
 		hw->freq_total = 0;
 		hw->last_period = hw->period;
 	}
+	archpmu_counters_resume_local(running);
+}
+
+u64 archpmu_counters_pause_local(u64 bits)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	unsigned long gp = bits & GENMASK_ULL(ARCHPMU_LEGACY_GP - 1, 0);
+	u64 running = 0, sel;
+	unsigned int i;
+
+	lockdep_assert_irqs_disabled();
+	if (ctx->desc.version >= 2) {
+		running = bits & READ_ONCE(ctx->global_ours);
+		if (running)
+			archpmu_global_ctrl_local(0, running);
+		return running;
+	}
+	for_each_set_bit(i, &gp, ARCHPMU_LEGACY_GP)
+		if (!archpmu_rdmsr_local(ARCHPMU_MSR_PERFEVTSEL0 + i, &sel) &&
+		    (sel & ARCHPMU_EVTSEL_EN) &&
+		    !archpmu_wrmsr_local(ARCHPMU_MSR_PERFEVTSEL0 + i, sel & ~ARCHPMU_EVTSEL_EN))
+			running |= BIT_ULL(i);
+	return running;
+}
+
+void archpmu_counters_resume_local(u64 running)
+{
+	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	unsigned long gp = running;
+	unsigned int i;
+	u64 sel;
+
+	if (!running)
+		return;
+	if (ctx->desc.version >= 2) {
+		archpmu_global_ctrl_local(running, 0);
+		return;
+	}
+	for_each_set_bit(i, &gp, ARCHPMU_LEGACY_GP)
+		if (!archpmu_rdmsr_local(ARCHPMU_MSR_PERFEVTSEL0 + i, &sel))
+			archpmu_wrmsr_local(ARCHPMU_MSR_PERFEVTSEL0 + i, sel | ARCHPMU_EVTSEL_EN);
 }
 
 static u64 throttled_now(const struct archpmu_cpu_ctx *ctx)

@@ -205,8 +205,20 @@ void archpmu_ctx_restart_local(struct archpmu_batch *b);
  * its sampling counters become the PMI handler's.
  */
 void archpmu_ctx_claimed_local(struct archpmu_batch *b);
-/* Zero every event's count and program its counter with its start value. */
+/*
+ * Zero every placed event's count and program its counter with its start
+ * value (0 when counting), each stopped meanwhile.
+ */
 void archpmu_ctx_reset_local(struct archpmu_batch *b);
+
+/*
+ * On this CPU, interrupts disabled (NMI too): stop those of @bits (busy-mask
+ * bits) that count and return them; resume starts those again. The SDM has a
+ * counter stopped before IA32_PMCx is written (18.2.1.1). v2+ through
+ * GLOBAL_CTRL (a throttled counter stays stopped), v1 through each EN.
+ */
+u64 archpmu_counters_pause_local(u64 bits);
+void archpmu_counters_resume_local(u64 running);
 
 /*
  * On this CPU, interrupts disabled, v2+: set @set and clear @clear (busy-mask

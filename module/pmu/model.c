@@ -481,6 +481,16 @@ static int model_wrmsr_op(u32 msr, u64 val)
 	return ret;
 }
 
+u64 archpmu_model_live_writes(void)
+{
+	u64 sum = 0;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(&model_regs, cpu)->live_writes);
+	return sum;
+}
+
 const struct archpmu_backend archpmu_model_backend = {
 	.name = "model",
 	.id = ARCHPMU_BACKEND_MODEL,

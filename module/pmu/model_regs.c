@@ -129,6 +129,8 @@ int archpmu_model_rdmsr(const struct archpmu_model_regs *r, u32 msr, u64 *val)
 	return GP;
 }
 
+static bool counter_live(const struct archpmu_model_regs *r, enum reg_kind kind, u32 idx);
+
 static int write_counter(struct archpmu_model_regs *r, enum reg_kind kind,
 			 u32 idx, u64 val)
 {
@@ -136,6 +138,8 @@ static int write_counter(struct archpmu_model_regs *r, enum reg_kind kind,
 	u64 gp_mask = archpmu_width_mask(d->gp_width);
 	u64 fixed_mask = archpmu_width_mask(d->fixed_width);
 
+	if (counter_live(r, kind, idx))
+		r->live_writes++;
 	switch (kind) {
 	case REG_PMC:
 		/* EDX is ignored; EAX is sign-extended, then cut to the width. */
@@ -262,6 +266,20 @@ static bool fixed_counting(const struct archpmu_model_regs *r, u32 j, bool user)
 	return r->desc->version >= 2 && (r->desc->fixed_mask & BIT_ULL(j)) &&
 	       globally_enabled(r, ARCHPMU_GLOBAL_FIXED_SHIFT + j) &&
 	       (nibble & (user ? ARCHPMU_FIXED_USR : ARCHPMU_FIXED_OS));
+}
+
+/* Counting in either ring (the write's concern is the enable, not the filter). */
+static bool counter_live(const struct archpmu_model_regs *r, enum reg_kind kind, u32 idx)
+{
+	switch (kind) {
+	case REG_PMC:
+	case REG_A_PMC:
+		return gp_counting(r, idx, true) || gp_counting(r, idx, false);
+	case REG_FIXED:
+		return fixed_counting(r, idx, true) || fixed_counting(r, idx, false);
+	default:
+		return false;
+	}
 }
 
 static void add(u64 *counter, u64 inc, u64 width_mask, u64 status_bit,

@@ -41,6 +41,12 @@ struct archpmu_model_regs {
 	 * busy-mask bits: the backend delivers the interrupt and clears them.
 	 */
 	u64 pmi_pending;
+	/*
+	 * Writes to a counter while it counted (SDM 18.2.1.1: clear EN before
+	 * writing IA32_PMCx). Undefined on hardware; the model takes the value
+	 * and counts the write, for the tests.
+	 */
+	u64 live_writes;
 };
 
 /* Power-on state: everything 0, GLOBAL_CTRL enables the GP counters. */
@@ -50,6 +56,9 @@ void archpmu_model_regs_reset(struct archpmu_model_regs *r,
 /* Both return 0, or -EIO where the CPU would raise #GP. */
 int archpmu_model_rdmsr(const struct archpmu_model_regs *r, u32 msr, u64 *val);
 int archpmu_model_wrmsr(struct archpmu_model_regs *r, u32 msr, u64 val);
+
+/* model.c: every CPU's live_writes so far. */
+u64 archpmu_model_live_writes(void);
 
 /* IA32_PERF_GLOBAL_INUSE as the register file stands. */
 u64 archpmu_model_inuse(const struct archpmu_model_regs *r);

@@ -149,7 +149,7 @@ static void handle_overflow(struct archpmu_cpu_ctx *ctx, unsigned int bit,
 			    struct pt_regs *regs, u64 now)
 {
 	struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
-	u64 mask, period, start;
+	u64 mask, period, start, running;
 	s64 left;
 	bool sample;
 
@@ -176,7 +176,10 @@ static void handle_overflow(struct archpmu_cpu_ctx *ctx, unsigned int bit,
 		left = next;
 	}
 	start = archpmu_sampling_start(left, mask);
+	/* v2+: GLOBAL_CTRL is 0 in here; v1 stops the counter (SDM 18.2.1.1). */
+	running = global_msrs(ctx) ? 0 : archpmu_counters_pause_local(BIT_ULL(bit));
 	archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
+	archpmu_counters_resume_local(running);
 	local64_set(&hw->prev, start);
 	if (!sample)
 		return;

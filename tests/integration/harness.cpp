@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -84,6 +85,10 @@ LoadedModule::LoadedModule(const std::string& params)
 
 LoadedModule::~LoadedModule()
 {
+    // Every test on the model: no counter was written while it counted (SDM 18.2.1.1).
+    const std::string live_writes = "/sys/kernel/debug/archpmu/model_live_writes";
+    if (std::uncaught_exceptions() == 0 && path_exists(live_writes))
+        CHECK(read_file(live_writes) == "0");
     const int err = unload_module();
     if (err != 0)
         std::fprintf(stderr, "itest: rmmod archpmu failed: %s\n", std::strerror(err));

@@ -222,6 +222,36 @@ TEST_CASE("v1 starts and stops through the EN bits, v2+ through GLOBAL_CTRL", "[
     }
 }
 
+// SDM 18.2.1.1: a counter is stopped before IA32_PMCx is written. The model
+// counts every write to a counter that counts (model_live_writes).
+TEST_CASE("counters are written only while stopped: start, reset, turns", "[counting][order]")
+{
+    for (const char* config :
+         {"model_version=1 model_gp=2 model_fixed=0", "model_version=4 model_gp=2"}) {
+        DYNAMIC_SECTION(config)
+        {
+            LoadedModule module(std::string(kExact) + config + " mux_interval_ms=4");
+            {
+                Session s(kDev, events("instructions,branches"), {0});
+                s.start();
+                inject(0, 0x00c0, 11);
+                s.reset();
+                inject(0, 0x00c0, 7);
+                CHECK(values(s)[0][0] == 7);
+            }
+            // Three events on two GP counters: the turns reprogram running neighbours.
+            Session m(kDev, events("instructions,branches,r003c"), {0}, Session::Start::later,
+                      true);
+            m.start();
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            m.reset();
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            m.stop();
+            CHECK(read_file("/sys/kernel/debug/archpmu/model_live_writes") == "0");
+        }
+    }
+}
+
 TEST_CASE("each refusal has its errno and programs nothing", "[counting][errors]")
 {
     LoadedModule module(std::string(kExact) +

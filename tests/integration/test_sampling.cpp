@@ -604,6 +604,32 @@ TEST_CASE("v1 has no status MSR: overflows are found by the counter's value", "[
     CHECK(count_of(fd, cpu, 0) == 250);
 }
 
+// SDM 18.2.1.1, for the reloads: the PMI handler's, and a reset's.
+TEST_CASE("sampling counters are reloaded only while stopped", "[sampling][order]")
+{
+    for (const char* config : {"model_version=1", "model_version=4"}) {
+        DYNAMIC_SECTION(config)
+        {
+            LoadedModule mod(
+                std::string("backend=model model_rate_percent=0 sample_cpu_percent=100 ") + config);
+            const auto dev = open_device();
+            const unsigned cpu = online_cpus().front();
+            auto so = started_on(cpu, {kBranches | kUsr, 0, 0}, {50, 3, 0, 0});
+            const int fd = so.open(dev.get());
+            REQUIRE(fd >= 0);
+            const UniqueFd session(fd);
+            Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+            for (int i = 0; i < 4; i++)
+                inject_events(cpu, kBranches, 25);
+            CHECK(control(fd, ARCHPMU_IOC_COUNT_RESET) == 0);
+            for (int i = 0; i < 4; i++)
+                inject_events(cpu, kBranches, 25);
+            CHECK(count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) == 4);
+            CHECK(read_file("/sys/kernel/debug/archpmu/model_live_writes") == "0");
+        }
+    }
+}
+
 TEST_CASE("sampling stops with its CPU and resumes when it comes back, and across a suspend",
           "[sampling][hotplug][suspend]")
 {
