@@ -48,6 +48,7 @@
 #define ARCHPMU_CAP_TASK	0x400ULL /* ARCHPMU_COUNT_OPEN_TASK, ARCHPMU_INJECT_HERE */
 #define ARCHPMU_CAP_ENABLE_ON_EXEC 0x800ULL /* ARCHPMU_TASK_ENABLE_ON_EXEC */
 #define ARCHPMU_CAP_MULTIPLEX	0x1000ULL /* ARCHPMU_COUNT_OPEN_MULTIPLEX, event groups */
+#define ARCHPMU_CAP_COUNTER_MASK 0x2000ULL /* ARCHPMU_EVENT_GP_MASK, cpu_info.cpuid_01_eax */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -180,7 +181,11 @@ struct archpmu_cpu_info {
 	__u64 events_mask;	/* out: bit n = architectural event n available */
 	__u64 perf_capabilities; /* out: IA32_PERF_CAPABILITIES, 0 without PDCM */
 	__u32 cpuid_0a[4];	/* out: raw CPUID.0AH EAX, EBX, ECX, EDX */
-	__u64 __reserved[4];	/* in and out: 0 */
+	__u32 cpuid_01_eax;	/* out (ARCHPMU_CAP_COUNTER_MASK): CPUID.1:EAX, the signature
+				 * (family, model, stepping) the CPU reports
+				 */
+	__u32 __reserved0;	/* in and out: 0 */
+	__u64 __reserved[3];	/* in and out: 0 */
 };
 
 /*
@@ -251,7 +256,9 @@ struct archpmu_model_msr {
  *   -ENOENT      an architectural event the CPU marks unavailable (without
  *                ARCHPMU_EVENT_RAW), or a fixed-counter event without its counter
  *   -ECHRNG      a pinned counter the CPU does not have, or a fixed counter
- *                pinned for an event it does not count
+ *                pinned for an event it does not count; a GP counter pinned
+ *                outside the event's ARCHPMU_EVENT_GP_MASK, or a mask with
+ *                none of the CPU's GP counters
  *   -EMEDIUMTYPE edge, INV, CMASK or AnyThread on a fixed counter
  *   -ENOSPC      more events than free counters on a CPU
  *   -EBUSY       a needed counter is held: by another session, by perf (the NMI
@@ -382,6 +389,19 @@ struct archpmu_model_msr {
 #define ARCHPMU_EVENT_RAW	0x004U	/* accept architectural events CPUID marks unavailable */
 #define ARCHPMU_EVENT_GROUP	0x008U	/* in the group of the event before it */
 #define ARCHPMU_EVENT_NO_ROTATE	0x010U	/* group leader: never rotated out (perf's pinned) */
+/*
+ * Counter constraints (capability ARCHPMU_CAP_COUNTER_MASK). Many model-
+ * specific events count only on some GP counters (Golden Cove: most on
+ * PMC0-3, some on PMC0 alone); elsewhere they count nothing, silently. Bits
+ * 16-31 of flags: the GP counters the event may use (bit 16 + n: GP counter
+ * n); none set: any. Fixed counters are not concerned. An event whose mask
+ * leaves it no GP counter of a CPU, or pinned to a GP counter outside its
+ * mask, is refused with -ECHRNG. Events with fewer allowed counters are
+ * placed first. Kernels without the capability refuse these bits (-EINVAL).
+ */
+#define ARCHPMU_EVENT_GP_MASK_SHIFT	16
+#define ARCHPMU_EVENT_GP_MASK	0xffff0000U
+#define ARCHPMU_EVENT_GP_COUNTERS(mask)	(((__u32)(mask) & 0xffffU) << ARCHPMU_EVENT_GP_MASK_SHIFT)
 
 /* archpmu_count_open.busy_holder: who holds what an -EBUSY refusal needed. */
 #define ARCHPMU_HOLDER_UNKNOWN	0	/* older kernels; netlink: not for this caller to know */

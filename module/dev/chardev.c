@@ -30,7 +30,8 @@ u64 archpmu_capabilities(void)
 {
 	u64 caps = ARCHPMU_CAP_INFO | ARCHPMU_CAP_CPU_INFO | ARCHPMU_CAP_COUNT |
 		   ARCHPMU_CAP_SESSION_FD | ARCHPMU_CAP_OPEN_START | ARCHPMU_CAP_SAMPLE |
-		   ARCHPMU_CAP_REGS | ARCHPMU_CAP_NETLINK | ARCHPMU_CAP_MULTIPLEX;
+		   ARCHPMU_CAP_REGS | ARCHPMU_CAP_NETLINK | ARCHPMU_CAP_MULTIPLEX |
+		   ARCHPMU_CAP_COUNTER_MASK;
 
 	if (archpmu_backend->id == ARCHPMU_BACKEND_MODEL)
 		caps |= ARCHPMU_CAP_MODEL_MSR | ARCHPMU_CAP_MODEL_INJECT;
@@ -76,7 +77,8 @@ static int archpmu_ioc_cpu_info(struct archpmu_ucmd *ucmd)
 	struct archpmu_pmu_desc d;
 	int ret;
 
-	if (cmd->flags || !all_zero(cmd->__reserved, sizeof(cmd->__reserved)))
+	if (cmd->flags || cmd->__reserved0 ||
+	    !all_zero(cmd->__reserved, sizeof(cmd->__reserved)))
 		return -EINVAL;
 	ret = archpmu_user_cpu(&cmd->cpu);
 	if (ret)
@@ -98,6 +100,7 @@ static int archpmu_ioc_cpu_info(struct archpmu_ucmd *ucmd)
 	cmd->events_mask = d.events_mask;
 	cmd->perf_capabilities = d.perf_capabilities;
 	memcpy(cmd->cpuid_0a, d.cpuid_0a, sizeof(cmd->cpuid_0a));
+	cmd->cpuid_01_eax = d.cpuid_01_eax;
 	return archpmu_ucmd_respond(ucmd, sizeof(*cmd));
 }
 

@@ -10,7 +10,7 @@
 				 ARCHPMU_EVTSEL_CMASK | ARCHPMU_EVTSEL_ANY)
 #define EVENT_FLAGS		(ARCHPMU_EVENT_GP_ONLY | ARCHPMU_EVENT_PIN | \
 				 ARCHPMU_EVENT_RAW | ARCHPMU_EVENT_GROUP | \
-				 ARCHPMU_EVENT_NO_ROTATE)
+				 ARCHPMU_EVENT_NO_ROTATE | ARCHPMU_EVENT_GP_MASK)
 
 static bool fixed_only(u64 config)
 {
@@ -64,6 +64,14 @@ static u64 gp_usable(const struct archpmu_pmu_desc *d)
 	return d->flags & ARCHPMU_PMU_TSX_FORCE_ABORT ? gp & ~BIT_ULL(3) : gp;
 }
 
+/* The GP counters @ev may use on this PMU: its constraint (uapi), if any. */
+static u64 event_gp(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev)
+{
+	u64 allowed = (ev->flags & ARCHPMU_EVENT_GP_MASK) >> ARCHPMU_EVENT_GP_MASK_SHIFT;
+
+	return allowed ? gp_usable(d) & allowed : gp_usable(d);
+}
+
 static int pin(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
 	       u64 taken, u64 busy, u32 *counter)
 {
@@ -81,7 +89,7 @@ static int pin(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
 			return -ECHRNG;
 		if (ev->config & EVTSEL_FILTERS)
 			return -EMEDIUMTYPE;
-	} else if (!(gp_usable(d) & BIT_ULL(idx)) || fixed_only(ev->config)) {
+	} else if (!(event_gp(d, ev) & BIT_ULL(idx)) || fixed_only(ev->config)) {
 		return -ECHRNG;
 	}
 	if (taken & archpmu_counter_bit(ev->counter))
@@ -136,7 +144,7 @@ u64 archpmu_candidate_counters(const struct archpmu_pmu_desc *d,
 	if (ev->flags & ARCHPMU_EVENT_PIN)
 		return archpmu_counter_bit(ev->counter);
 	if (!fixed_only(ev->config))
-		bits |= gp_usable(d);
+		bits |= event_gp(d, ev);
 	if (!(ev->flags & ARCHPMU_EVENT_GP_ONLY) && j >= 0 && (fixed_usable(d) & BIT_ULL(j)))
 		bits |= archpmu_counter_bit(ARCHPMU_COUNTER_FIXED | j);
 	return bits;
@@ -147,7 +155,7 @@ int archpmu_allocate(const struct archpmu_pmu_desc *d,
 		     u32 *counters, unsigned int *bad)
 {
 	u64 taken = busy;
-	unsigned int i;
+	unsigned int i, weight;
 	int ret;
 
 	for (i = 0; i < n; i++) {
@@ -168,21 +176,28 @@ int archpmu_allocate(const struct archpmu_pmu_desc *d,
 		if (!ret)
 			taken |= archpmu_counter_bit(counters[i]);
 	}
-	for (i = 0; i < n; i++) {
-		u64 free_gp;
-		u32 g;
+	/* As perf's scheduler: the events with the fewest GP counters first. */
+	for (weight = 1; weight <= ARCHPMU_LEGACY_GP; weight++) {
+		for (i = 0; i < n; i++) {
+			u64 free_gp, gp = event_gp(d, &ev[i]);
+			u32 g;
 
-		if (counters[i] != ~0U)
-			continue;
-		free_gp = gp_usable(d) & ~taken;
-		if (!free_gp) {
-			ret = (gp_usable(d) & busy) ? -EBUSY : -ENOSPC;
-			goto refuse;
+			if (counters[i] != ~0U || (gp && hweight64(gp) != weight))
+				continue;
+			if (!gp) {
+				ret = -ECHRNG;
+				goto refuse;
+			}
+			free_gp = gp & ~taken;
+			if (!free_gp) {
+				ret = (gp & busy) ? -EBUSY : -ENOSPC;
+				goto refuse;
+			}
+			for (g = 0; !(free_gp & BIT_ULL(g)); g++)
+				;
+			counters[i] = g;
+			taken |= BIT_ULL(g);
 		}
-		for (g = 0; !(free_gp & BIT_ULL(g)); g++)
-			;
-		counters[i] = g;
-		taken |= BIT_ULL(g);
 	}
 	return 0;
 

@@ -105,6 +105,7 @@ void archpmu_decode_cpuid(const struct archpmu_cpuid_set *c,
 	d->cpuid_0a[1] = a->ebx;
 	d->cpuid_0a[2] = a->ecx;
 	d->cpuid_0a[3] = a->edx;
+	d->cpuid_01_eax = c->leaf01.eax;
 	if (c->leaf01.ecx & CPUID01_ECX_PDCM)
 		d->flags |= ARCHPMU_PMU_PDCM;
 	if (c->leaf01.ecx & CPUID01_ECX_HYPERVISOR)

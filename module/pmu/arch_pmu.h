@@ -118,6 +118,7 @@ struct archpmu_pmu_desc {
 	u64 events_mask;
 	u64 perf_capabilities;
 	u32 cpuid_0a[4];
+	u32 cpuid_01_eax;	/* the signature: family, model, stepping */
 	u32 pmi_ack;		/* enum archpmu_pmi_ack */
 };
 

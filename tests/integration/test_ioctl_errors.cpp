@@ -43,6 +43,7 @@ archpmu_cpu_info poisoned_cpu_info(uint32_t cpu)
     c.size = sizeof(c);
     c.flags = 0;
     c.cpu = cpu;
+    c.__reserved0 = 0;
     std::memset(c.__reserved, 0, sizeof(c.__reserved));
     return c;
 }
@@ -69,7 +70,7 @@ TEST_CASE("ARCHPMU_IOC_INFO: good input fills every field", "[ioctl]")
           (ARCHPMU_CAP_INFO | ARCHPMU_CAP_CPU_INFO | ARCHPMU_CAP_MODEL_MSR | ARCHPMU_CAP_COUNT |
            ARCHPMU_CAP_MODEL_INJECT | ARCHPMU_CAP_SESSION_FD | ARCHPMU_CAP_OPEN_START |
            ARCHPMU_CAP_SAMPLE | ARCHPMU_CAP_REGS | ARCHPMU_CAP_NETLINK | ARCHPMU_CAP_TASK |
-           ARCHPMU_CAP_ENABLE_ON_EXEC | ARCHPMU_CAP_MULTIPLEX));
+           ARCHPMU_CAP_ENABLE_ON_EXEC | ARCHPMU_CAP_MULTIPLEX | ARCHPMU_CAP_COUNTER_MASK));
     CHECK(i.nr_cpu_ids >= online_cpus().size());
     CHECK(i.nr_cpus_online == online_cpus().size());
     CHECK(i.nr_cpus_enumerated == online_cpus().size());
@@ -190,6 +191,7 @@ TEST_CASE("ARCHPMU_IOC_CPU_INFO: each bad input has its errno", "[ioctl]")
         CHECK(c.cpuid_0a[1] == 0);
         CHECK(c.cpuid_0a[2] == 0);
         CHECK(c.cpuid_0a[3] == 0x603);
+        CHECK(c.cpuid_01_eax == 0x506e3);  // the model's Skylake
     }
     SECTION("CPU number equal to nr_cpu_ids")
     {

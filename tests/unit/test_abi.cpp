@@ -25,7 +25,9 @@ TEST_CASE("ABI structs have fixed, 8-byte aligned layouts", "[abi]")
     STATIC_REQUIRE(offsetof(archpmu_cpu_info, gp_mask) == 48);
     STATIC_REQUIRE(offsetof(archpmu_cpu_info, perf_capabilities) == 72);
     STATIC_REQUIRE(offsetof(archpmu_cpu_info, cpuid_0a) == 80);
-    STATIC_REQUIRE(offsetof(archpmu_cpu_info, __reserved) == 96);
+    STATIC_REQUIRE(offsetof(archpmu_cpu_info, cpuid_01_eax) == 96);
+    STATIC_REQUIRE(offsetof(archpmu_cpu_info, __reserved0) == 100);
+    STATIC_REQUIRE(offsetof(archpmu_cpu_info, __reserved) == 104);
 
     STATIC_REQUIRE(sizeof(archpmu_model_msr) == 24);
     STATIC_REQUIRE(offsetof(archpmu_model_msr, value) == 16);

@@ -129,6 +129,33 @@ TEST_CASE("GP counter 3 of a TSX_FORCE_ABORT part is never allocated", "[alloc]"
     CHECK(allocate(d, {ev(0x00c4, ARCHPMU_EVENT_PIN, 3)}).err == -ECHRNG);
 }
 
+TEST_CASE("GP counter constraints: honoured, the most constrained placed first", "[alloc]")
+{
+    const auto d = layout(4, 4, 3);
+    const uint32_t pmc0 = ARCHPMU_EVENT_GP_COUNTERS(0x1);
+    const uint32_t pmc2_3 = ARCHPMU_EVENT_GP_COUNTERS(0xc);
+    // Greedy in order would give branches PMC0 and leave the PMC0-only event nothing.
+    auto r = allocate(d, {ev(0x00c4), ev(0x02cd, pmc0), ev(0x01a3, pmc2_3)});
+    REQUIRE(r.err == 0);
+    CHECK(r.counters == std::vector<uint32_t>{1, 0, 2});
+    // Two events that both need PMC0: the second does not fit.
+    r = allocate(d, {ev(0x02cd, pmc0), ev(0x04a4, pmc0)});
+    CHECK(r.err == -ENOSPC);
+    CHECK(r.bad == 1);
+    // Held by another: EBUSY only when the held counter is one the event may use.
+    CHECK(allocate(d, {ev(0x02cd, pmc0)}, 0x1).err == -EBUSY);
+    CHECK(allocate(d, {ev(0x01a3, pmc2_3)}, 0x3).counters == std::vector<uint32_t>{2});
+    // Pinned outside the mask, or a mask with none of the CPU's counters: ECHRNG.
+    CHECK(allocate(d, {ev(0x02cd, pmc0 | ARCHPMU_EVENT_PIN, 1)}).err == -ECHRNG);
+    CHECK(allocate(d, {ev(0x02cd, pmc0 | ARCHPMU_EVENT_PIN, 0)}).counters ==
+          std::vector<uint32_t>{0});
+    CHECK(allocate(d, {ev(0x02cd, ARCHPMU_EVENT_GP_COUNTERS(0x30))}).err == -ECHRNG);
+    // The mask constrains GP counters only: instructions still takes fixed counter 0.
+    CHECK(allocate(d, {ev(0x00c0, pmc0)}).counters == std::vector<uint32_t>{F | 0});
+    const auto constrained = ev(0x01a3, pmc2_3);
+    CHECK(archpmu_candidate_counters(&d, &constrained) == 0xc);
+}
+
 TEST_CASE("too many events: ENOSPC, or EBUSY when others hold counters", "[alloc]")
 {
     const auto d = layout(4, 2, 3);

@@ -121,6 +121,7 @@ CpuInfo Device::cpu_info(std::uint32_t cpu) const
     out.perf_capabilities = cmd.perf_capabilities;
     for (std::size_t i = 0; i < out.cpuid_0a.size(); ++i)
         out.cpuid_0a[i] = cmd.cpuid_0a[i];
+    out.cpuid_01_eax = cmd.cpuid_01_eax;
     return out;
 }
 

@@ -24,7 +24,8 @@ static_assert(offsetof(archpmu_ring_page, data_tail) == 1032, "perf's data_tail 
 
 // The refusals only sampling has, else the counting ones.
 std::string sampling_refusal(int err, const archpmu_count_open& cmd,
-                             const std::vector<SampledEvent>& events)
+                             const std::vector<SampledEvent>& events,
+                             const std::vector<archpmu_event>& evs)
 {
     const bool named = cmd.bad_event < events.size();
     const std::string ev = named ? "event '" + events[cmd.bad_event].event.name + "'" : "";
@@ -37,7 +38,8 @@ std::string sampling_refusal(int err, const archpmu_count_open& cmd,
         return "the sampling request was refused: ring pages must be a power of 2 up to " +
                std::to_string(ARCHPMU_RING_MAX_PAGES) +
                ", a frequency more than 0, and group reads need a sampling event";
-    return detail::open_refusal(err, cmd, named ? events[cmd.bad_event].event.name : "?");
+    return detail::open_refusal(err, cmd, named ? events[cmd.bad_event].event.name : "?",
+                                named ? &evs[cmd.bad_event] : nullptr);
 }
 
 }  // namespace
@@ -105,13 +107,13 @@ SamplingSession::SamplingSession(const std::string& device_path, std::vector<Sam
         throw Error(EINVAL, "ring pages must be a power of 2 up to " +
                                 std::to_string(ARCHPMU_RING_MAX_PAGES));
 
-    std::vector<archpmu_event> evs(events_.size());
+    std::vector<EventSpec> specs;
+    for (const auto& e : events_)
+        specs.push_back(e.event);
+    std::vector<archpmu_event> evs = detail::module_events(device.get(), caps, specs, options.cpus);
     std::vector<archpmu_sample_event> sevs(events_.size());
     for (std::size_t i = 0; i < events_.size(); ++i) {
         const auto& e = events_[i];
-        evs[i].config = e.event.config;
-        evs[i].flags = e.event.flags;
-        evs[i].counter = e.event.counter;
         if (e.sample.period && e.sample.freq_hz)
             throw Error(EINVAL, "event '" + e.event.name + "': give a period or a frequency");
         sevs[i].period = e.sample.freq_hz ? e.sample.freq_hz : e.sample.period;
@@ -132,7 +134,7 @@ SamplingSession::SamplingSession(const std::string& device_path, std::vector<Sam
     const int ret = ::ioctl(device.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd);
     if (ret < 0) {
         const int err = errno;
-        throw Error(err, sampling_refusal(err, cmd, events_));
+        throw Error(err, sampling_refusal(err, cmd, events_, evs));
     }
     fd_ = UniqueFd(ret);
 

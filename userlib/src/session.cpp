@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "archpmu.h"
+#include "archpmu/counter_constraints.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/events.hpp"
 #include "archpmu/netlink.hpp"
@@ -71,12 +72,33 @@ std::string busy_refusal(const archpmu_count_open& cmd, const std::string& ev,
     }
 }
 
+// ECHRNG for an event with counter constraints: pinned outside them, or none of
+// them on the CPU.
+std::string constrained_refusal(const std::string& ev, const std::string& on,
+                                const archpmu_event& e)
+{
+    std::vector<std::uint32_t> allowed;
+    for (std::uint32_t n = 0; n < 16; ++n)
+        if (e.flags & ARCHPMU_EVENT_GP_COUNTERS(1U << n))
+            allowed.push_back(n);
+    const std::string only = ev + " counts only on GP counter" +
+                             (allowed.size() == 1 ? " " : "s ") + format_cpu_list(allowed) +
+                             " (perf's event tables, " + std::string(counter_constraints_source()) +
+                             ")";
+    if ((e.flags & ARCHPMU_EVENT_PIN) && !(e.counter & ARCHPMU_COUNTER_FIXED))
+        return only + ": pinned to gp" + std::to_string(e.counter) + " it would count nothing" +
+               on + "; pin one of those, or leave the choice to archpmu";
+    return only + ", and none of them is free to take" + on +
+           " (absent, or GP counter 3 left to TSX)";
+}
+
 }  // namespace
 
 namespace detail {
 
 // What a COUNT_OPEN refusal means, for the event and CPU it names.
-std::string open_refusal(int err, const archpmu_count_open& cmd, const std::string& event)
+std::string open_refusal(int err, const archpmu_count_open& cmd, const std::string& event,
+                         const archpmu_event* ev_info)
 {
     const std::uint32_t cpu = cmd.bad_cpu;
     const std::string on = cpu == ~0U ? std::string() : " on CPU " + std::to_string(cpu);
@@ -101,6 +123,8 @@ std::string open_refusal(int err, const archpmu_count_open& cmd, const std::stri
                    " (CPUID marks it unavailable, or its fixed counter is missing; a raw "
                    "encoding such as r<hex> counts it anyway)";
         case ECHRNG:
+            if (ev_info && (ev_info->flags & ARCHPMU_EVENT_GP_MASK))
+                return constrained_refusal(ev, on, *ev_info);
             return ev + ": the requested counter does not exist" + on +
                    " or does not count this event";
         case EMEDIUMTYPE:
@@ -198,12 +222,8 @@ void Session::open(const std::string& device_path, const std::vector<std::uint32
     const std::uint64_t caps = capabilities(device.get());
     const bool own_file = (caps & ARCHPMU_CAP_SESSION_FD) != 0;
     const bool start_in_open = start == Start::now && (caps & ARCHPMU_CAP_OPEN_START) != 0;
-    std::vector<archpmu_event> evs(events_.size());
-    for (std::size_t i = 0; i < events_.size(); ++i) {
-        evs[i].config = events_[i].config;
-        evs[i].flags = events_[i].flags;
-        evs[i].counter = events_[i].counter;
-    }
+    std::vector<archpmu_event> evs = detail::module_events(
+        device.get(), caps, events_, task ? std::vector<std::uint32_t>{} : cpus);
     auto cmd = detail::zeroed_cmd<archpmu_count_open>();
     cmd.nr_events = static_cast<std::uint32_t>(evs.size());
     cmd.nr_cpus = static_cast<std::uint32_t>(cpus.size());
@@ -246,7 +266,8 @@ void Session::open(const std::string& device_path, const std::vector<std::uint32
             cmd.bad_event < events_.size() ? events_[cmd.bad_event].name : std::string("?");
         if (task && (err == ESRCH || err == EACCES || err == EOPNOTSUPP))
             throw Error(err, detail::task_refusal(err, cmd, *task));
-        throw Error(err, open_refusal(err, cmd, name));
+        throw Error(err, open_refusal(err, cmd, name,
+                                      cmd.bad_event < evs.size() ? &evs[cmd.bad_event] : nullptr));
     }
     // With its own file the session no longer needs the device's: that closes here.
     fd_ = own_file ? UniqueFd(ret) : std::move(device);

@@ -9,8 +9,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
 #include <vector>
 
+#include "archpmu/counter_constraints.hpp"
 #include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/pfm_events.hpp"
@@ -83,6 +85,52 @@ bool architectural_encoding(std::uint64_t config)
     return false;
 }
 
+// The GP counters perf's tables allow `config` on, per core type of the CPUs
+// (one entry without a hybrid part); empty when nothing restricts it.
+std::vector<std::pair<std::string, std::vector<std::uint32_t>>> gp_constraint(
+    const std::vector<CpuInfo>& cpus, std::uint64_t config)
+{
+    std::vector<std::pair<std::string, std::vector<std::uint32_t>>> out;
+    std::vector<std::pair<std::uint32_t, CoreType>> seen;
+    for (const auto& c : cpus) {
+        const std::pair<std::uint32_t, CoreType> kind{c.cpuid_01_eax, c.core_type};
+        if (std::find(seen.begin(), seen.end(), kind) != seen.end())
+            continue;
+        seen.push_back(kind);
+        const std::uint32_t mask =
+            gp_counter_constraint(kind.first, kind.second, static_cast<std::uint32_t>(config));
+        std::vector<std::uint32_t> gp;
+        for (std::uint32_t n = 0; n < 16; ++n)
+            if (mask & (1U << n))
+                gp.push_back(n);
+        if (!gp.empty())
+            out.emplace_back(c.hybrid() ? std::string(to_string(c.core_type)) : "", gp);
+    }
+    return out;
+}
+
+// JSON: null when any GP counter will do, else {core type, or "all": [counters]}.
+nlohmann::ordered_json constraint_json(
+    const std::vector<std::pair<std::string, std::vector<std::uint32_t>>>& c)
+{
+    if (c.empty())
+        return nullptr;
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    for (const auto& [type, gp] : c)
+        j[type.empty() ? "all" : type] = gp;
+    return j;
+}
+
+std::string constraint_text(
+    const std::vector<std::pair<std::string, std::vector<std::uint32_t>>>& c)
+{
+    std::string text;
+    for (const auto& [type, gp] : c)
+        text += (text.empty() ? "  only gp" : ", gp") + format_cpu_list(gp) +
+                (type.empty() ? "" : " on " + type);
+    return text;
+}
+
 }  // namespace
 
 int run_list(const std::string& device, bool json, const std::string& pattern)
@@ -130,7 +178,8 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
                 {{"name", e.name},
                  {"config", fmt::format("{:#x}", e.config)},
                  {"description", e.description},
-                 {"counts", !model || architectural_encoding(e.config)}});
+                 {"counts", !model || architectural_encoding(e.config)},
+                 {"gp_counters", constraint_json(gp_constraint(cpus, e.config))}});
         std::cout << doc.dump(2) << '\n';
         return 0;
     }
@@ -157,7 +206,8 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
                         : "")
               << ":\n";
     for (const auto& e : specific) {
-        std::cout << fmt::format("  {:<48} {:#010x}{}\n", e.name, e.config,
+        std::cout << fmt::format("  {:<48} {:#010x}{}{}\n", e.name, e.config,
+                                 constraint_text(gp_constraint(cpus, e.config)),
                                  model && !architectural_encoding(e.config) ? "  (counts nothing "
                                                                               "on the model)"
                                                                             : "");

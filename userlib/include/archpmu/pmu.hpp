@@ -51,6 +51,7 @@ struct CpuInfo {
     std::uint64_t events_mask = 0;
     std::uint64_t perf_capabilities = 0;
     std::array<std::uint32_t, 4> cpuid_0a{};
+    std::uint32_t cpuid_01_eax = 0;  // the signature (family, model, stepping); 0: not told
 
     [[nodiscard]] bool anythread_deprecated() const;
     [[nodiscard]] bool full_width_write() const;

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+// The events as ARCHPMU_IOC_COUNT_OPEN takes them, with the GP counters
+// perf's event tables allow each model-specific event on.
+#include <sys/ioctl.h>
+
+#include <set>
+#include <utility>
+
+#include "archpmu/counter_constraints.hpp"
+#include "archpmu/pmu.hpp"
+#include "ioctl_cmd.hpp"
+#include "session_detail.hpp"
+
+namespace archpmu::detail {
+namespace {
+
+bool architectural(std::uint64_t config)
+{
+    for (unsigned bit = 0; bit < kArchEventCount; ++bit)
+        if ((config & 0xffff) == arch_event_code(bit))
+            return true;
+    return false;
+}
+
+// The (signature, core type) of each kind of CPU among `cpus` (empty: every CPU).
+std::set<std::pair<std::uint32_t, CoreType>> cpu_kinds(int fd, std::vector<std::uint32_t> cpus)
+{
+    if (cpus.empty()) {
+        auto info = zeroed_cmd<archpmu_info>();
+        if (::ioctl(fd, ARCHPMU_IOC_INFO, &info) != 0)
+            return {};
+        for (std::uint32_t cpu = 0; cpu < info.nr_cpu_ids; ++cpu)
+            cpus.push_back(cpu);
+    }
+    std::set<std::pair<std::uint32_t, CoreType>> kinds;
+    for (const auto cpu : cpus) {
+        auto cmd = zeroed_cmd<archpmu_cpu_info>();
+        cmd.cpu = cpu;
+        if (::ioctl(fd, ARCHPMU_IOC_CPU_INFO, &cmd) != 0 || !cmd.version)
+            continue;  // offline or absent: COUNT_OPEN says so
+        const CoreType type = cmd.core_type == ARCHPMU_CORE_TYPE_ATOM   ? CoreType::atom
+                              : cmd.core_type == ARCHPMU_CORE_TYPE_CORE ? CoreType::core
+                                                                        : CoreType::none;
+        kinds.emplace(cmd.cpuid_01_eax, type);
+    }
+    return kinds;
+}
+
+// The GP counters an event may use on every kind of CPU (where they have none in
+// common, on either): 0 when none restricts it.
+std::uint32_t gp_mask(const std::set<std::pair<std::uint32_t, CoreType>>& kinds, std::uint32_t code)
+{
+    std::uint32_t common = ~0U;
+    std::uint32_t either = 0;
+    for (const auto& [signature, type] : kinds) {
+        const std::uint32_t m = gp_counter_constraint(signature, type, code);
+        common &= m ? m : ~0U;
+        either |= m ? m : ~0U;
+    }
+    const std::uint32_t mask = common ? common : either;
+    return mask == ~0U ? 0 : mask & 0xffff;
+}
+
+}  // namespace
+
+std::vector<archpmu_event> module_events(int device_fd, std::uint64_t caps,
+                                         const std::vector<EventSpec>& events,
+                                         const std::vector<std::uint32_t>& cpus)
+{
+    std::vector<archpmu_event> evs(events.size());
+    bool model_specific = false;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        evs[i].config = events[i].config;
+        evs[i].flags = events[i].flags;
+        evs[i].counter = events[i].counter;
+        model_specific = model_specific || !architectural(events[i].config);
+    }
+    if (!(caps & ARCHPMU_CAP_COUNTER_MASK) || !model_specific)
+        return evs;
+    const auto kinds = cpu_kinds(device_fd, cpus);
+    for (auto& e : evs)
+        if (!(e.flags & ARCHPMU_EVENT_GP_MASK))
+            e.flags |= ARCHPMU_EVENT_GP_COUNTERS(gp_mask(kinds, e.config & 0xffff));
+    return evs;
+}
+
+}  // namespace archpmu::detail
