@@ -42,7 +42,7 @@ INSTALL_BUILD ?= build/install
 VERSION := $(shell sed -n 's/^\#define ARCHPMU_VERSION "\(.*\)"/\1/p' module/version.h)
 DKMS_SRC = $(DESTDIR)/usr/src/archpmu-$(VERSION)
 
-.PHONY: all module user check unit run bench lint install dkms clean kmod-debug kmod-rt \
+.PHONY: all module user check check-hw unit run bench lint install dkms clean kmod-debug kmod-rt \
 	kmod-backports kmod-newest
 
 all: module user
@@ -82,6 +82,10 @@ unit: user
 
 run: all
 	scripts/run-info
+
+# archpmu selftest on the real PMU (Intel host, root), else in the VM on the model.
+check-hw: all
+	scripts/run-info --selftest
 
 bench: all
 	scripts/bench

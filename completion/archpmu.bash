@@ -36,7 +36,7 @@ _archpmu()
 	local cur prev words cword
 	_init_completion -n =: || return
 
-	local cmds="info list stat record monitor who regs"
+	local cmds="info list stat record monitor who regs selftest"
 	local cmd="" i start=0
 	for ((i = 1; i < cword; i++)); do
 		case "${words[i]}" in
@@ -70,6 +70,10 @@ _archpmu()
 	info | list | monitor | who) opts="-j --json -h --help" ;;
 	regs)
 		opts="-C --cpu -j --json -h --help"
+		with_value="-C --cpu"
+		;;
+	selftest)
+		opts="-C --cpu -h --help"
 		with_value="-C --cpu"
 		;;
 	stat)

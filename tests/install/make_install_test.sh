@@ -27,6 +27,7 @@ for f in usr/bin/archpmu \
 	usr/include/archpmu/uapi/archpmu_netlink.h \
 	usr/share/man/man1/archpmu.1 usr/share/man/man1/archpmu-info.1 usr/share/man/man1/archpmu-list.1 \
 	usr/share/man/man1/archpmu-stat.1 usr/share/man/man1/archpmu-record.1 \
+	usr/share/man/man1/archpmu-selftest.1 \
 	usr/share/man/man4/archpmu.4 \
 	usr/share/bash-completion/completions/archpmu \
 	"lib/modules/$kver/extra/archpmu.ko" etc/udev/rules.d/99-archpmu.rules; do

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "../common/cpuid_dump.hpp"
 #include "archpmu.h"
 #include "archpmu/error.hpp"
 
@@ -257,6 +258,17 @@ std::string odd_cpu_list()
         if (is_odd_cpu(cpu))
             list += (list.empty() ? "" : ",") + std::to_string(cpu);
     return list;
+}
+
+std::string dump_params(const std::string& file)
+{
+    const auto types = archpmu::test::read_cpuid_dump(std::string(ARCHPMU_CPUID_DIR "/") + file);
+    std::string params =
+        "backend=model model_cpuid=" + archpmu::test::model_cpuid_param(types.at(0));
+    if (types.size() > 1)
+        params += " model_cpuid_hybrid=" + archpmu::test::model_cpuid_param(types.at(1)) +
+                  " model_hybrid_cpus=" + odd_cpu_list();
+    return params;
 }
 
 }  // namespace archpmu::itest

@@ -74,6 +74,9 @@ void report_figure(const char* name, uint64_t value);
 std::vector<unsigned> online_cpus();
 // The odd-numbered online CPUs, as a CPU list: the "second core type" in hybrid tests.
 std::string odd_cpu_list();
+// The model's parameters that impersonate a real CPUID dump (tests/data/cpuid/file):
+// hybrid dumps' second core type on the odd CPUs.
+std::string dump_params(const std::string& file);
 bool is_odd_cpu(unsigned cpu);
 
 }  // namespace archpmu::itest

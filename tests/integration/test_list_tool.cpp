@@ -25,24 +25,13 @@ nlohmann::json tool_json(const std::string& args)
     return nlohmann::json::parse(r.out);
 }
 
-std::string params_of(const archpmu::test::DumpCase& dc)
-{
-    const auto types = archpmu::test::read_cpuid_dump(std::string(ARCHPMU_CPUID_DIR "/") + dc.file);
-    std::string params =
-        "backend=model model_cpuid=" + archpmu::test::model_cpuid_param(types.at(0));
-    if (types.size() > 1)
-        params += " model_cpuid_hybrid=" + archpmu::test::model_cpuid_param(types.at(1)) +
-                  " model_hybrid_cpus=" + odd_cpu_list();
-    return params;
-}
-
 }  // namespace
 
 TEST_CASE("list shows each architectural event on exactly the CPUs info gives it", "[list-tool]")
 {
     for (const auto& dc : archpmu::test::dump_cases()) {
         INFO(dc.file);
-        LoadedModule module(params_of(dc));
+        LoadedModule module(dump_params(dc.file));
         const auto info = tool_json("info --json");
         const auto list = tool_json("list --json");
         CHECK(list["backend"] == "model");

@@ -9,6 +9,7 @@
 #include "args.hpp"
 #include "list.hpp"
 #include "record.hpp"
+#include "selftest.hpp"
 #include "stat.hpp"
 #include "watch.hpp"
 
@@ -44,6 +45,12 @@ int run(int argc, char** argv)
             return archpmu::tool::run_who(cmd.json);
         case Action::regs:
             return archpmu::tool::run_regs(cmd.device, cmd.cpus, cmd.json);
+        case Action::selftest: {
+            archpmu::tool::SelftestOptions options{cmd.device, std::nullopt};
+            if (!cmd.cpus.empty())
+                options.cpu = cmd.cpus.front();
+            return archpmu::tool::run_selftest(options);
+        }
         case Action::exit:
             break;
     }

@@ -313,6 +313,18 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
     auto* regs_cpu_opt =
         regs->add_option("-C,--cpu", regs_cpus, "these CPUs only (e.g. 0-3,6)")->type_name("LIST");
     regs->add_flag("-j,--json", cmd.json, "print JSON instead of a table");
+    std::string selftest_cpu;
+    auto* selftest = app.add_subcommand(
+        "selftest",
+        "prove the PMU works end to end on the loaded backend (enumeration, fixed and GP "
+        "counters together, USR/OS, CMASK/INV, sampling, a task across CPUs, the registers "
+        "as found) and name what would refuse sessions; a report to paste into a bug; needs "
+        "CAP_PERFMON");
+    auto* selftest_cpu_opt = selftest
+                                 ->add_option("-C,--cpu", selftest_cpu,
+                                              "the CPU to run the checks on (default: "
+                                              "the first online)")
+                                 ->type_name("CPU");
 
     StatOptions& st = cmd.stat;
     std::vector<std::string> events;
@@ -408,13 +420,15 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             return "archpmu who: ";
         if (regs->parsed())
             return "archpmu regs: ";
+        if (selftest->parsed())
+            return "archpmu selftest: ";
         return "archpmu: ";
     };
     // As perf: the reason, the usage line, exit status 129.
     const auto usage = [&](const std::string& what) {
         cmd.status = kUsageStatus;
         std::string sub = "<command>";
-        for (const auto* s : {info, list, monitor, who, regs, stat, record})
+        for (const auto* s : {info, list, monitor, who, regs, selftest, stat, record})
             if (s->parsed())
                 sub = s->get_name();
         const bool runs = sub == "stat" || sub == "record";
@@ -448,6 +462,18 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             cmd.action = monitor->parsed() ? Command::Action::monitor
                          : who->parsed()   ? Command::Action::who
                                            : Command::Action::regs;
+            return cmd;
+        }
+        if (selftest->parsed()) {
+            if (!command.empty())
+                return usage("takes no COMMAND");
+            if (selftest_cpu_opt->count()) {
+                cmd.cpus = parse_cpus(selftest_cpu);
+                if (cmd.cpus.size() != 1)
+                    refuse("-C/--cpu", "'" + selftest_cpu + "' names " +
+                                           std::to_string(cmd.cpus.size()) + " CPUs; give one");
+            }
+            cmd.action = Command::Action::selftest;
             return cmd;
         }
         if (record->parsed()) {

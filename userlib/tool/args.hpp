@@ -48,7 +48,7 @@ std::uint32_t parse_mmap_pages(std::string_view text);
 
 // What the command line asks for.
 struct Command {
-    enum class Action { exit, info, list, stat, record, monitor, who, regs };
+    enum class Action { exit, info, list, stat, record, monitor, who, regs, selftest };
     Action action = Action::exit;
     // Action::exit: the exit status (0 after --help or --version), and for a bad
     // command line (kUsageStatus, as perf) a message for stderr: a line that names
@@ -58,7 +58,7 @@ struct Command {
     std::string device;               // info
     bool json = false;                // info, list, monitor, who, regs --json
     std::string pattern;              // list PATTERN
-    std::vector<std::uint32_t> cpus;  // regs -C
+    std::vector<std::uint32_t> cpus;  // regs -C, selftest -C (one CPU)
     StatOptions stat;                 // stat
     RecordOptions record;             // record
 };
