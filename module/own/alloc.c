@@ -184,8 +184,9 @@ int archpmu_allocate(const struct archpmu_pmu_desc *d,
 
 			if (counters[i] != ~0U || (gp && hweight64(gp) != weight))
 				continue;
+			/* A mask with none of the CPU's counters; else, no GP counter at all. */
 			if (!gp) {
-				ret = -ECHRNG;
+				ret = ev[i].flags & ARCHPMU_EVENT_GP_MASK ? -ECHRNG : -ENOSPC;
 				goto refuse;
 			}
 			free_gp = gp & ~taken;

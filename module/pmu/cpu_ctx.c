@@ -170,6 +170,11 @@ void archpmu_ctx_restart_local(struct archpmu_batch *b)
 	atomic64_andnot(ch->used, &ctx->throttled);
 }
 
+static u64 throttled_now(const struct archpmu_cpu_ctx *ctx)
+{
+	return atomic64_read(&ctx->throttled) & READ_ONCE(ctx->sampling);
+}
+
 void archpmu_ctx_reset_local(struct archpmu_batch *b)
 {
 	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
@@ -234,14 +239,11 @@ void archpmu_counters_resume_local(u64 running)
 		archpmu_global_ctrl_local(running, 0);
 		return;
 	}
+	/* A PMI in the pause may have throttled one: it stays stopped. */
+	gp &= ~throttled_now(ctx);
 	for_each_set_bit(i, &gp, ARCHPMU_LEGACY_GP)
 		if (!archpmu_rdmsr_local(ARCHPMU_MSR_PERFEVTSEL0 + i, &sel))
 			archpmu_wrmsr_local(ARCHPMU_MSR_PERFEVTSEL0 + i, sel | ARCHPMU_EVTSEL_EN);
-}
-
-static u64 throttled_now(const struct archpmu_cpu_ctx *ctx)
-{
-	return atomic64_read(&ctx->throttled) & READ_ONCE(ctx->sampling);
 }
 
 int archpmu_global_ctrl_local(u64 set, u64 clear)

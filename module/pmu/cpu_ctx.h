@@ -215,7 +215,8 @@ void archpmu_ctx_reset_local(struct archpmu_batch *b);
  * On this CPU, interrupts disabled (NMI too): stop those of @bits (busy-mask
  * bits) that count and return them; resume starts those again. The SDM has a
  * counter stopped before IA32_PMCx is written (18.2.1.1). v2+ through
- * GLOBAL_CTRL (a throttled counter stays stopped), v1 through each EN.
+ * GLOBAL_CTRL, v1 through each EN; either way a counter the PMI handler
+ * throttles meanwhile stays stopped.
  */
 u64 archpmu_counters_pause_local(u64 bits);
 void archpmu_counters_resume_local(u64 running);

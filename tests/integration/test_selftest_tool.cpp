@@ -121,3 +121,20 @@ TEST_CASE("selftest names what refuses sessions, and fails a check whose session
         dev.model_write_msr(cpu, 0x189, 0);
     CHECK(unload_hog() == 0);
 }
+
+TEST_CASE("selftest keeps to the CPUs its affinity allows", "[selftest-tool]")
+{
+    LoadedModule module("backend=model model_version=4");
+    const unsigned last = online_cpus().back();
+    REQUIRE(last > 0);
+    const std::string taskset = "taskset -c " + std::to_string(last) + " ";
+    auto r = run_command(taskset + ARCHPMU_TOOL + " selftest");
+    INFO(r.out);
+    CHECK(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("checks on CPU " + std::to_string(last) + ";"));
+    CHECK(has_line(r.out, "task", "SKIP"));  // one CPU allowed: nowhere to move
+    CHECK_THAT(r.out, Catch::Contains("(this thread)"));
+    r = run_command(taskset + ARCHPMU_TOOL + " selftest -C 0");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("CPU 0 is outside this process's CPU affinity"));
+}

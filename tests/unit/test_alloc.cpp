@@ -150,6 +150,8 @@ TEST_CASE("GP counter constraints: honoured, the most constrained placed first",
     CHECK(allocate(d, {ev(0x02cd, pmc0 | ARCHPMU_EVENT_PIN, 0)}).counters ==
           std::vector<uint32_t>{0});
     CHECK(allocate(d, {ev(0x02cd, ARCHPMU_EVENT_GP_COUNTERS(0x30))}).err == -ECHRNG);
+    // Without a mask, a PMU with no GP counter at all is ENOSPC, as before masks.
+    CHECK(allocate(layout(4, 0, 3), {ev(0x00c4)}).err == -ENOSPC);
     // The mask constrains GP counters only: instructions still takes fixed counter 0.
     CHECK(allocate(d, {ev(0x00c0, pmc0)}).counters == std::vector<uint32_t>{F | 0});
     const auto constrained = ev(0x01a3, pmc2_3);

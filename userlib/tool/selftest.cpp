@@ -4,9 +4,11 @@
 // count and sample are in selftest_checks.cpp.
 #include "selftest.hpp"
 
+#include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -51,6 +53,19 @@ std::string first_line(const std::string& path)
     std::string line;
     std::getline(in, line);
     return line;
+}
+
+std::vector<std::uint32_t> allowed_cpus()
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<std::uint32_t> out;
+    if (::sched_getaffinity(0, sizeof(set), &set) != 0)
+        throw Error(errno, "selftest: sched_getaffinity");
+    for (std::uint32_t cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &set))
+            out.push_back(cpu);
+    return out;
 }
 
 std::string pmu_line(const CpuInfo& c)
@@ -100,8 +115,9 @@ Check conditions(const std::vector<CpuInfo>& cpus)
     const bool watchdog = first_line("/proc/sys/kernel/nmi_watchdog") == "1";
     if (watchdog)
         c.lines.emplace_back(
-            "the NMI watchdog holds a counter on every CPU through perf; sessions "
-            "that need it are refused: fix: sysctl kernel.nmi_watchdog=0");
+            "the NMI watchdog is on: where it uses perf's hardware lockup "
+            "detector it holds a counter on every CPU, and sessions that need it are refused: "
+            "fix: sysctl kernel.nmi_watchdog=0");
     try {
         std::map<std::uint32_t, std::set<std::uint32_t>> by_holder;  // holder -> CPUs
         std::vector<std::string> agents;
@@ -115,7 +131,7 @@ Check conditions(const std::vector<CpuInfo>& cpus)
         const auto cpu_set = [](const std::set<std::uint32_t>& s) {
             return format_cpu_list({s.begin(), s.end()});
         };
-        if (by_holder.count(ARCHPMU_HOLDER_PERF) && !watchdog)
+        if (by_holder.count(ARCHPMU_HOLDER_PERF))
             c.lines.push_back("perf holds counters on CPUs " +
                               cpu_set(by_holder[ARCHPMU_HOLDER_PERF]) +
                               " (perf stat/record, turbostat or another perf_event_open user): "
@@ -153,6 +169,11 @@ Check conditions(const std::vector<CpuInfo>& cpus)
     return c;
 }
 
+// Another agent's overflows and its TOPDOWN.SLOTS (perf stat's default on
+// Ice Lake and later) change these while the checks run.
+constexpr std::uint32_t kGlobalStatus = 0x38e;
+constexpr std::uint32_t kPerfMetrics = 0x329;
+
 bool is_counter(std::uint32_t msr)
 {
     return (msr >= 0xc1 && msr < 0xc1 + 32) || (msr >= 0x4c1 && msr < 0x4c1 + 32) ||
@@ -173,8 +194,8 @@ bool counter_idle(const std::map<std::uint32_t, std::uint64_t>& regs, std::uint3
 }
 
 // Every PMU register of every CPU as found before the checks: control registers
-// equal, the counters nobody counted with equal too. GLOBAL_STATUS may differ
-// (another agent's overflows).
+// equal, the counters nobody counted with equal too. GLOBAL_STATUS and
+// PERF_METRICS may differ.
 Check registers_as_found(const Device& dev, const std::vector<CpuRegisters>& before)
 {
     Check c{"registers", Outcome::pass, {}, {}};
@@ -185,7 +206,7 @@ Check registers_as_found(const Device& dev, const std::vector<CpuRegisters>& bef
             was[r.msr] = r.value;
         for (const auto& r : dev.registers(b.cpu)) {
             const auto it = was.find(r.msr);
-            if (it == was.end() || r.msr == 0x38e ||
+            if (it == was.end() || r.msr == kGlobalStatus || r.msr == kPerfMetrics ||
                 (is_counter(r.msr) && !counter_idle(was, r.msr)))
                 continue;
             compared++;
@@ -242,16 +263,22 @@ int run_selftest(const SelftestOptions& options)
     const auto cpus = dev.all_cpu_info();
     if (cpus.empty())
         throw Error(ENODEV, "selftest: no CPU is enumerated");
-    const CpuInfo* target = &cpus.front();
-    if (options.cpu) {
-        target = nullptr;
-        for (const auto& c : cpus)
-            if (c.cpu == *options.cpu)
-                target = &c;
-        if (!target)
-            throw Error(EINVAL, "selftest -C " + std::to_string(*options.cpu) +
-                                    ": that CPU is not online with a PMU (see archpmu info)");
-    }
+    const auto allowed = allowed_cpus();
+    const auto may_run = [&](std::uint32_t cpu) {
+        return std::find(allowed.begin(), allowed.end(), cpu) != allowed.end();
+    };
+    const CpuInfo* target = nullptr;
+    for (const auto& c : cpus)
+        if (options.cpu ? c.cpu == *options.cpu : !target && may_run(c.cpu))
+            target = &c;
+    if (options.cpu && !target)
+        throw Error(EINVAL, "selftest -C " + std::to_string(*options.cpu) +
+                                ": that CPU is not online with a PMU (see archpmu info)");
+    if (!target || !may_run(target->cpu))
+        throw Error(EINVAL, "selftest: " +
+                                (target ? "CPU " + std::to_string(target->cpu) + " is"
+                                        : std::string("no enumerated CPU is")) +
+                                " outside this process's CPU affinity (taskset, cpuset)");
     const bool model = info.backend == Backend::model;
     std::cout << "archpmu selftest: archpmu " << ARCHPMU_VERSION_STRING << ", Linux "
               << kernel_release() << ", backend " << to_string(info.backend) << ", ABI "
@@ -275,7 +302,10 @@ int run_selftest(const SelftestOptions& options)
         regs_error = e.what();
         before.clear();
     }
-    const SelftestTarget t{options.device, info, *target, cpus, model};
+    SelftestTarget t{options.device, info, *target, cpus, model, false, allowed};
+    t.task_sessions =
+        (info.capabilities & ARCHPMU_CAP_TASK) != 0 &&
+        std::all_of(cpus.begin(), cpus.end(), [](const CpuInfo& c) { return c.version >= 2; });
     if (target->version == 0)
         report.add({"counting",
                     Outcome::skip,

@@ -24,9 +24,19 @@ struct Check {
 struct SelftestTarget {
     std::string device;
     Info info;
-    CpuInfo cpu;                // where the checks run
-    std::vector<CpuInfo> cpus;  // every enumerated CPU
-    bool model = false;         // exact checks; the loop's own counts are not the model's
+    CpuInfo cpu;                 // where the checks run
+    std::vector<CpuInfo> cpus;   // every enumerated CPU
+    bool model = false;          // exact checks; the loop's own counts are not the model's
+    bool task_sessions = false;  // the module has them and no CPU is v1: count this thread only
+    std::vector<std::uint32_t> allowed_cpus;  // this thread's affinity
+
+    [[nodiscard]] bool allowed(std::uint32_t cpu) const
+    {
+        for (auto a : allowed_cpus)
+            if (a == cpu)
+                return true;
+        return false;
+    }
 };
 
 // Fixed counter 0 against a GP counter (the SDM's experiment 15-11), the loop's

@@ -24,6 +24,6 @@ std::uint32_t gp_counter_constraint(std::uint32_t cpuid_01_eax, CoreType core_ty
 // tools/perf/pmu-events/arch/x86, e.g. "skylakex"), found from the signature as
 // perf finds it; empty when perf has none for it.
 std::string_view counter_constraints_model(std::uint32_t cpuid_01_eax);
-std::string_view counter_constraints_source();  // e.g. "Linux 6.12.57"
+std::string_view counter_constraints_source();  // e.g. "Linux 7.3.4"
 
 }  // namespace archpmu
