@@ -214,7 +214,7 @@ Check cmask_inv(const SelftestTarget& t)
     // (The model's rates retire less than one a cycle, so its split is all INV.)
     if (!t.model && v[0] < v[2] / 2) {
         c.outcome = Outcome::fail;
-        c.lines.push_back(
+        c.lines.emplace_back(
             "a loop that retires every cycle retired in under half of them: "
             "CMASK is not applied as programmed");
     }
