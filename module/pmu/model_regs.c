@@ -348,14 +348,18 @@ void archpmu_model_inject(struct archpmu_model_regs *r, u32 code, u64 count,
 }
 
 /* What @ns of execution adds to a GP counter whose event occurs at @rate/us. */
-static u64 advance_gp(u64 sel, u64 rate, u64 ns)
+/*
+ * @rate: the event's documented rate; @percent scales the counting speed, so
+ * the cycles a CMASK event counts too: never more than the cycles event.
+ */
+static u64 advance_gp(u64 sel, u64 rate, u32 percent, u64 ns)
 {
 	u64 cmask = (sel & ARCHPMU_EVTSEL_CMASK) >> ARCHPMU_EVTSEL_CMASK_SHIFT;
-	u64 cycles = ARCHPMU_MODEL_CYCLES_PER_US * ns / 1000;
+	u64 cycles = ARCHPMU_MODEL_CYCLES_PER_US * percent / 100 * ns / 1000;
 	bool cond;
 
 	if (!cmask && !(sel & ARCHPMU_EVTSEL_EDGE))
-		return rate * ns / 1000;
+		return rate * percent / 100 * ns / 1000;
 	/* Per cycle the event occurs rate / CYCLES_PER_US times. */
 	cond = !cmask ? rate > 0 :
 	       (sel & ARCHPMU_EVTSEL_INV) ? rate < cmask * ARCHPMU_MODEL_CYCLES_PER_US :
@@ -373,10 +377,10 @@ void archpmu_model_advance(struct archpmu_model_regs *r, u64 ns, bool user,
 	u32 i;
 
 	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
-		u64 rate = archpmu_model_rate(r->evtsel[i] & 0xffff) * percent / 100;
+		u64 rate = archpmu_model_rate(r->evtsel[i] & 0xffff);
 
 		if (gp_counting(r, i, user))
-			add(&r->pmc[i], advance_gp(r->evtsel[i], rate, ns), gp_mask,
+			add(&r->pmc[i], advance_gp(r->evtsel[i], rate, percent, ns), gp_mask,
 			    BIT_ULL(i), gp_pmi(r, i), r);
 	}
 	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++) {

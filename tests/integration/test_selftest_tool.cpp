@@ -138,3 +138,14 @@ TEST_CASE("selftest keeps to the CPUs its affinity allows", "[selftest-tool]")
     CHECK(r.status == 1);
     CHECK_THAT(r.out, Catch::Contains("CPU 0 is outside this process's CPU affinity"));
 }
+
+TEST_CASE("selftest's exact sums hold at any model counting speed", "[selftest-tool]")
+{
+    // CMASK counts cycles: at 37% speed, 37% of them, as the cycles event.
+    LoadedModule module("backend=model model_version=4 model_rate_percent=37");
+    const auto r = selftest();
+    INFO(r.out);
+    CHECK(r.status == 0);
+    CHECK(has_line(r.out, "cmask-inv", "PASS"));
+    CHECK(has_line(r.out, "fixed-vs-gp", "PASS"));
+}

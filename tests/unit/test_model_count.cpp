@@ -111,7 +111,7 @@ TEST_CASE("model: time advances counters at the documented rates", "[model][coun
     archpmu_model_advance(&m.regs, 1000000, false, 50);  // 1 ms in the kernel, half speed
     CHECK(m.rd(ARCHPMU_MSR_PMC0) == 3000000 + 1500000);
     CHECK(m.rd(ARCHPMU_MSR_PMC0 + 1) == 200000);   // branches, OS only
-    CHECK(m.rd(ARCHPMU_MSR_PMC0 + 2) == 3000000);  // the kernel millisecond's cycles
+    CHECK(m.rd(ARCHPMU_MSR_PMC0 + 2) == 1500000);  // the kernel millisecond's cycles, at half speed
     CHECK(m.rd(ARCHPMU_MSR_FIXED_CTR0) == 2000000 + 1000000);
     CHECK(m.rd(ARCHPMU_MSR_FIXED_CTR0 + 1) == 3000000 + 1500000);
     CHECK(m.rd(ARCHPMU_MSR_FIXED_CTR0 + 2) == 1000000 + 500000);
@@ -154,4 +154,22 @@ TEST_CASE("model: time advances up to the overflow that raises a PMI", "[model][
     CHECK(archpmu_model_advance_to_pmi(&m.regs, left, true, 100) == 0);
     CHECK(m.rd(ARCHPMU_MSR_PMC0) == 3000 * (left / 1000));
     CHECK(m.regs.pmi_pending == 0);
+}
+
+TEST_CASE("model: CMASK cycles never outrun the cycles event, at any counting speed",
+          "[model][count]")
+{
+    for (const uint32_t percent : {100u, 50u, 250u}) {
+        INFO(percent << "%");
+        Model m(4, 48);
+        const u64 cmask1 = 1ULL << 24;
+        const u64 inv = 1ULL << 23;
+        m.wr(ARCHPMU_MSR_PERFEVTSEL0, 0x00c0 | cmask1 | kUsr | kEn);
+        m.wr(ARCHPMU_MSR_PERFEVTSEL0 + 1, 0x00c0 | cmask1 | inv | kUsr | kEn);
+        m.wr(ARCHPMU_MSR_PERFEVTSEL0 + 2, 0x003c | kUsr | kEn);
+        archpmu_model_advance(&m.regs, 1000000, true, percent);
+        const u64 cycles = m.rd(ARCHPMU_MSR_PMC0 + 2);
+        CHECK(cycles == 3000000ULL * percent / 100);
+        CHECK(m.rd(ARCHPMU_MSR_PMC0) + m.rd(ARCHPMU_MSR_PMC0 + 1) == cycles);
+    }
 }
