@@ -347,10 +347,10 @@ void archpmu_model_inject(struct archpmu_model_regs *r, u32 code, u64 count,
 			    BIT_ULL(ARCHPMU_GLOBAL_FIXED_SHIFT + i), fixed_pmi(r, i), r);
 }
 
-/* What @ns of execution adds to a GP counter whose event occurs at @rate/us. */
 /*
- * @rate: the event's documented rate; @percent scales the counting speed, so
- * the cycles a CMASK event counts too: never more than the cycles event.
+ * What @ns of execution adds to a GP counter whose event occurs at @rate/us.
+ * @percent scales the counting speed, so the cycles a CMASK event counts too:
+ * never more than the cycles event.
  */
 static u64 advance_gp(u64 sel, u64 rate, u32 percent, u64 ns)
 {

@@ -99,11 +99,11 @@ Info Device::info() const
     return out;
 }
 
-CpuInfo Device::cpu_info(std::uint32_t cpu) const
+CpuInfo detail::cpu_info(int fd, std::uint32_t cpu)
 {
     auto cmd = zeroed_cmd<archpmu_cpu_info>();
     cmd.cpu = cpu;
-    checked_ioctl(fd_.get(), ARCHPMU_IOC_CPU_INFO, &cmd,
+    checked_ioctl(fd, ARCHPMU_IOC_CPU_INFO, &cmd,
                   "ARCHPMU_IOC_CPU_INFO for CPU " + std::to_string(cpu), cpu_hint);
     CpuInfo out;
     out.cpu = cmd.cpu;
@@ -123,6 +123,11 @@ CpuInfo Device::cpu_info(std::uint32_t cpu) const
         out.cpuid_0a[i] = cmd.cpuid_0a[i];
     out.cpuid_01_eax = cmd.cpuid_01_eax;
     return out;
+}
+
+CpuInfo Device::cpu_info(std::uint32_t cpu) const
+{
+    return detail::cpu_info(fd_.get(), cpu);
 }
 
 std::vector<CpuInfo> Device::all_cpu_info() const

@@ -2,8 +2,11 @@
 // Internal: how the library builds and issues archpmu ioctls.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <string>
+
+#include "archpmu/pmu.hpp"
 
 namespace archpmu::detail {
 
@@ -21,5 +24,8 @@ T zeroed_cmd()
 // given, the hint for the errno.
 void checked_ioctl(int fd, unsigned long request, void* arg, const std::string& what,
                    const char* (*hint)(int err) = nullptr);
+
+// ARCHPMU_IOC_CPU_INFO on the device file fd (Device::cpu_info's errors).
+CpuInfo cpu_info(int fd, std::uint32_t cpu);
 
 }  // namespace archpmu::detail

@@ -7,20 +7,13 @@
 #include <utility>
 
 #include "archpmu/counter_constraints.hpp"
+#include "archpmu/error.hpp"
 #include "archpmu/pmu.hpp"
 #include "ioctl_cmd.hpp"
 #include "session_detail.hpp"
 
 namespace archpmu::detail {
 namespace {
-
-bool architectural(std::uint64_t config)
-{
-    for (unsigned bit = 0; bit < kArchEventCount; ++bit)
-        if ((config & 0xffff) == arch_event_code(bit))
-            return true;
-    return false;
-}
 
 // The (signature, core type) of each kind of CPU among `cpus` (empty: every CPU).
 std::set<std::pair<std::uint32_t, CoreType>> cpu_kinds(int fd, std::vector<std::uint32_t> cpus)
@@ -34,14 +27,13 @@ std::set<std::pair<std::uint32_t, CoreType>> cpu_kinds(int fd, std::vector<std::
     }
     std::set<std::pair<std::uint32_t, CoreType>> kinds;
     for (const auto cpu : cpus) {
-        auto cmd = zeroed_cmd<archpmu_cpu_info>();
-        cmd.cpu = cpu;
-        if (::ioctl(fd, ARCHPMU_IOC_CPU_INFO, &cmd) != 0 || !cmd.version)
-            continue;  // offline or absent: COUNT_OPEN says so
-        const CoreType type = cmd.core_type == ARCHPMU_CORE_TYPE_ATOM   ? CoreType::atom
-                              : cmd.core_type == ARCHPMU_CORE_TYPE_CORE ? CoreType::core
-                                                                        : CoreType::none;
-        kinds.emplace(cmd.cpuid_01_eax, type);
+        try {
+            const CpuInfo c = cpu_info(fd, cpu);
+            if (c.version)
+                kinds.emplace(c.cpuid_01_eax, c.core_type);
+        } catch (const Error&) {
+            // offline or absent: COUNT_OPEN says so
+        }
     }
     return kinds;
 }
@@ -73,7 +65,7 @@ std::vector<archpmu_event> module_events(int device_fd, std::uint64_t caps,
         evs[i].config = events[i].config;
         evs[i].flags = events[i].flags;
         evs[i].counter = events[i].counter;
-        model_specific = model_specific || !architectural(events[i].config);
+        model_specific = model_specific || !is_arch_event_encoding(events[i].config);
     }
     if (!(caps & ARCHPMU_CAP_COUNTER_MASK) || !model_specific)
         return evs;

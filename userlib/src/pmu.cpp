@@ -85,6 +85,14 @@ std::uint32_t arch_event_code(unsigned bit)
     }
 }
 
+bool is_arch_event_encoding(std::uint64_t config)
+{
+    for (unsigned bit = 0; bit < kArchEventCount; ++bit)
+        if ((config & 0xffff) == arch_event_code(bit))
+            return true;
+    return false;
+}
+
 bool CpuInfo::anythread_deprecated() const
 {
     return (pmu_flags & ARCHPMU_PMU_ANYTHREAD_DEPRECATED) != 0;

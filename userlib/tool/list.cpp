@@ -75,16 +75,6 @@ std::string describe(const Availability& a, std::size_t ncpus)
     return text;
 }
 
-// The model counts only the architectural encodings (README: "Non-architectural
-// encodings never occur").
-bool architectural_encoding(std::uint64_t config)
-{
-    for (unsigned bit = 0; bit < kArchEventCount; ++bit)
-        if ((config & 0xffff) == arch_event_code(bit))
-            return true;
-    return false;
-}
-
 // The GP counters perf's tables allow `config` on, per core type of the CPUs
 // (one entry without a hybrid part); empty when nothing restricts it.
 std::vector<std::pair<std::string, std::vector<std::uint32_t>>> gp_constraint(
@@ -178,7 +168,7 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
                 {{"name", e.name},
                  {"config", fmt::format("{:#x}", e.config)},
                  {"description", e.description},
-                 {"counts", !model || architectural_encoding(e.config)},
+                 {"counts", !model || is_arch_event_encoding(e.config)},
                  {"gp_counters", constraint_json(gp_constraint(cpus, e.config))}});
         std::cout << doc.dump(2) << '\n';
         return 0;
@@ -208,7 +198,7 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
     for (const auto& e : specific) {
         std::cout << fmt::format("  {:<48} {:#010x}{}{}\n", e.name, e.config,
                                  constraint_text(gp_constraint(cpus, e.config)),
-                                 model && !architectural_encoding(e.config) ? "  (counts nothing "
+                                 model && !is_arch_event_encoding(e.config) ? "  (counts nothing "
                                                                               "on the model)"
                                                                             : "");
         if (!e.description.empty())

@@ -263,23 +263,29 @@ int run_selftest(const SelftestOptions& options)
     const auto cpus = dev.all_cpu_info();
     if (cpus.empty())
         throw Error(ENODEV, "selftest: no CPU is enumerated");
-    const auto allowed = allowed_cpus();
-    const auto may_run = [&](std::uint32_t cpu) {
-        return std::find(allowed.begin(), allowed.end(), cpu) != allowed.end();
-    };
+    SelftestTarget t;
+    t.device = options.device;
+    t.info = info;
+    t.cpus = cpus;
+    t.model = info.backend == Backend::model;
+    t.task_sessions =
+        (info.capabilities & ARCHPMU_CAP_TASK) != 0 &&
+        std::all_of(cpus.begin(), cpus.end(), [](const CpuInfo& c) { return c.version >= 2; });
+    t.allowed_cpus = allowed_cpus();
     const CpuInfo* target = nullptr;
     for (const auto& c : cpus)
-        if (options.cpu ? c.cpu == *options.cpu : !target && may_run(c.cpu))
+        if (options.cpu ? c.cpu == *options.cpu : !target && t.allowed(c.cpu))
             target = &c;
     if (options.cpu && !target)
         throw Error(EINVAL, "selftest -C " + std::to_string(*options.cpu) +
                                 ": that CPU is not online with a PMU (see archpmu info)");
-    if (!target || !may_run(target->cpu))
+    if (!target || !t.allowed(target->cpu))
         throw Error(EINVAL, "selftest: " +
                                 (target ? "CPU " + std::to_string(target->cpu) + " is"
                                         : std::string("no enumerated CPU is")) +
                                 " outside this process's CPU affinity (taskset, cpuset)");
-    const bool model = info.backend == Backend::model;
+    t.cpu = *target;
+    const bool model = t.model;
     std::cout << "archpmu selftest: archpmu " << ARCHPMU_VERSION_STRING << ", Linux "
               << kernel_release() << ", backend " << to_string(info.backend) << ", ABI "
               << info.abi_version << "\n"
@@ -302,10 +308,6 @@ int run_selftest(const SelftestOptions& options)
         regs_error = e.what();
         before.clear();
     }
-    SelftestTarget t{options.device, info, *target, cpus, model, false, allowed};
-    t.task_sessions =
-        (info.capabilities & ARCHPMU_CAP_TASK) != 0 &&
-        std::all_of(cpus.begin(), cpus.end(), [](const CpuInfo& c) { return c.version >= 2; });
     if (target->version == 0)
         report.add({"counting",
                     Outcome::skip,

@@ -3,6 +3,7 @@
 // known length (archpmu_selftest_spin: two instructions an iteration).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,10 +33,7 @@ struct SelftestTarget {
 
     [[nodiscard]] bool allowed(std::uint32_t cpu) const
     {
-        for (auto a : allowed_cpus)
-            if (a == cpu)
-                return true;
-        return false;
+        return std::find(allowed_cpus.begin(), allowed_cpus.end(), cpu) != allowed_cpus.end();
     }
 };
 

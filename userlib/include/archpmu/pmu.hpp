@@ -23,6 +23,8 @@ std::string_view to_string(CoreType type);
 std::string_view arch_event_name(unsigned bit);
 // Its encoding, event | umask << 8 (C0H/00H: 0x00c0); 0 for bits past the known events.
 std::uint32_t arch_event_code(unsigned bit);
+// Whether an event select image (its event and umask) encodes an architectural event.
+bool is_arch_event_encoding(std::uint64_t config);
 inline constexpr unsigned kArchEventCount = 13;
 
 struct Info {
