@@ -163,14 +163,14 @@ int main()
         // (a) programming K counters on every CPU: open + start.
         struct ModeRow {
             Mode mode;
-            archpmu::Session::Start start;
+            bool start_now;
             const char* how;
         };
         const ModeRow modes[] = {
-            {Mode::parallel, archpmu::Session::Start::later, "parallel: one round per step"},
-            {Mode::parallel, archpmu::Session::Start::now, "parallel, started by the open"},
-            {Mode::serial, archpmu::Session::Start::later, "serial: one cross-call per CPU"},
-            {Mode::naive, archpmu::Session::Start::later, "naive: one cross-call per MSR"},
+            {Mode::parallel, false, "parallel: one round per step"},
+            {Mode::parallel, true, "parallel, started by the open"},
+            {Mode::serial, false, "serial: one cross-call per CPU"},
+            {Mode::naive, false, "naive: one cross-call per MSR"},
         };
         std::vector<std::pair<unsigned, double>> a_ratio;
         for (unsigned k : {1u, 4u, 7u}) {
@@ -178,12 +178,14 @@ int main()
             for (const auto& m : modes) {
                 set_mode(m.mode);
                 const Figure f = measure(kRuns / 4, [&] {
-                    archpmu::Session s(archpmu::kDefaultDevicePath, k_events(k), {}, m.start);
-                    if (m.start == archpmu::Session::Start::later)
+                    archpmu::SessionOptions so;
+                    so.start_now = m.start_now;
+                    archpmu::Session s(k_events(k), so);
+                    if (!m.start_now)
                         s.start();
                     // The release at the end of the scope is timed too.
                 });
-                if (m.mode == Mode::parallel && m.start == archpmu::Session::Start::later)
+                if (m.mode == Mode::parallel && !m.start_now)
                     parallel_us = f.us;
                 if (m.mode == Mode::naive)
                     naive_us = f.us;
@@ -205,9 +207,10 @@ int main()
                 sched_setaffinity(0, sizeof(set), &set);
             }
             const std::vector<std::uint32_t> cpus = local ? std::vector<std::uint32_t>{0} : all;
-            archpmu::Session s(archpmu::kDefaultDevicePath, k_events(7),
-                               local ? cpus : std::vector<std::uint32_t>{},
-                               archpmu::Session::Start::now);
+            archpmu::SessionOptions so;
+            so.cpus = local ? cpus : std::vector<std::uint32_t>{};
+            so.start_now = true;
+            archpmu::Session s(k_events(7), so);
             const std::string what = local ? "(c) snapshot of 7 counters, local CPU"
                                            : "(b) snapshot of 7 counters on all CPUs";
             double parallel_us = 0;

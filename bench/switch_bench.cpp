@@ -102,10 +102,11 @@ int main(int argc, char** argv)
             none.push_back(ping_pong(round_trips));
             {
                 // Both tasks: this process, and the child it forks (inherit).
-                auto session = archpmu::Session::for_task(
-                    "/dev/archpmu", archpmu::parse_event_list("instructions,cycles,branches"),
-                    archpmu::TaskScope{archpmu::TaskScope::Kind::process, 0, true},
-                    archpmu::Session::Start::now);
+                archpmu::SessionOptions so;
+                so.task = archpmu::TaskScope{archpmu::TaskScope::Kind::process, 0, true};
+                so.start_now = true;
+                archpmu::Session session(archpmu::parse_event_list("instructions,cycles,branches"),
+                                         so);
                 archpmu.push_back(ping_pong(round_trips));
             }
             perf.push_back(under_perf(argv[0], round_trips));

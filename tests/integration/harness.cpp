@@ -2,6 +2,7 @@
 #include "harness.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -269,6 +270,41 @@ std::string dump_params(const std::string& file)
         params += " model_cpuid_hybrid=" + archpmu::test::model_cpuid_param(types.at(1)) +
                   " model_hybrid_cpus=" + odd_cpu_list();
     return params;
+}
+
+void pin_to(unsigned cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    REQUIRE(::sched_setaffinity(0, sizeof(set), &set) == 0);
+    // sched_setaffinity() returns once the thread runs on an allowed CPU.
+    REQUIRE(static_cast<unsigned>(::sched_getcpu()) == cpu);
+}
+
+void unpin()
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (unsigned cpu : online_cpus())
+        CPU_SET(cpu, &set);
+    ::sched_setaffinity(0, sizeof(set), &set);
+}
+
+archpmu::SessionOptions on_cpus(std::vector<uint32_t> cpus, Mux mux, StartAt start)
+{
+    archpmu::SessionOptions o;
+    o.cpus = std::move(cpus);
+    o.multiplex = mux == Mux::on;
+    o.start_now = start == StartAt::open;
+    return o;
+}
+
+archpmu::SessionOptions on_task(const archpmu::TaskScope& task, Mux mux, StartAt start)
+{
+    archpmu::SessionOptions o = on_cpus({}, mux, start);
+    o.task = task;
+    return o;
 }
 
 }  // namespace archpmu::itest

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "archpmu/device.hpp"
-
+#include "archpmu/session.hpp"
 #include "archpmu/unique_fd.hpp"
 
 namespace archpmu::itest {
@@ -78,5 +78,20 @@ std::string odd_cpu_list();
 // hybrid dumps' second core type on the odd CPUs.
 std::string dump_params(const std::string& file);
 bool is_odd_cpu(unsigned cpu);
+
+// Keep the calling thread on `cpu` (it runs there on return), or let it run on
+// every online CPU again.
+void pin_to(unsigned cpu);
+void unpin();
+
+// A session's options on these CPUs (empty: every online CPU), multiplexed or
+// not, started with the open or not.
+enum class Mux { off, on };
+enum class StartAt { start, open };
+archpmu::SessionOptions on_cpus(std::vector<uint32_t> cpus, Mux mux = Mux::off,
+                                StartAt start = StartAt::start);
+// A task session's options.
+archpmu::SessionOptions on_task(const archpmu::TaskScope& task, Mux mux = Mux::off,
+                                StartAt start = StartAt::start);
 
 }  // namespace archpmu::itest

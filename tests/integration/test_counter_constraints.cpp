@@ -66,11 +66,11 @@ TEST_CASE("sessions place model-specific events on the counters perf's tables al
     LoadedModule module(dump_params("GenuineIntel0090672_AlderLake_03.txt"));
     {
         // In order, branches would take GP counter 0 and r02cd count nothing on GP counter 1.
-        Session s(kDev, archpmu::parse_event_list("branches@gp,r02cd"), {0});
+        Session s(archpmu::parse_event_list("branches@gp,r02cd"), on_cpus({0}));
         CHECK(s.counters() == std::vector<uint32_t>{1, 0});
     }
     try {
-        Session s(kDev, archpmu::parse_event_list("r02cd@gp1"), {0});
+        Session s(archpmu::parse_event_list("r02cd@gp1"), on_cpus({0}));
         FAIL("a pin outside the event's counters was taken");
     } catch (const archpmu::Error& e) {
         CHECK(e.code().value() == ECHRNG);
@@ -79,7 +79,7 @@ TEST_CASE("sessions place model-specific events on the counters perf's tables al
         CHECK_THAT(e.what(), Catch::Contains("pinned to gp1 it would count nothing on CPU 0"));
     }
     // Two events that both need GP counter 0 take turns when multiplexed.
-    Session m(kDev, archpmu::parse_event_list("r02cd,r04a4"), {0}, Session::Start::later, true);
+    Session m(archpmu::parse_event_list("r02cd,r04a4"), on_cpus({0}, Mux::on, StartAt::start));
     CHECK((m.counters()[0] == 0 || m.counters()[1] == 0));
     CHECK((m.counters()[0] == ARCHPMU_NO_COUNTER || m.counters()[1] == ARCHPMU_NO_COUNTER));
 }

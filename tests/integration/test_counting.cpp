@@ -56,7 +56,7 @@ std::map<uint32_t, std::vector<uint64_t>> values(const Session& s)
 int open_errno(const std::string& params_events, const std::vector<uint32_t>& cpus = {})
 {
     try {
-        Session s(kDev, events(params_events), cpus);
+        Session s(events(params_events), on_cpus(cpus));
         return 0;
     } catch (const archpmu::Error& e) {
         return e.code().value();
@@ -87,7 +87,7 @@ void busy_user_loop_on(unsigned cpu, std::chrono::milliseconds how_long)
 TEST_CASE("model counts are monotonic and proportional to time", "[counting]")
 {
     LoadedModule module("backend=model");
-    Session s(kDev, events("cycles,instructions,branches"));
+    Session s(events("cycles,instructions,branches"));
     CHECK(archpmu::counter_name(s.counters()[0]) == "fixed1");
     CHECK(archpmu::counter_name(s.counters()[1]) == "fixed0");
     CHECK(archpmu::counter_name(s.counters()[2]) == "gp0");
@@ -122,7 +122,7 @@ TEST_CASE("model counts are monotonic and proportional to time", "[counting]")
 TEST_CASE("USR and OS filters split the counts by the interrupted mode", "[counting]")
 {
     LoadedModule module("backend=model");
-    Session s(kDev, events("instructions:u,instructions:k,instructions@gp"), {1});
+    Session s(events("instructions:u,instructions:k,instructions@gp"), on_cpus({1}));
     s.start();
     busy_user_loop_on(1, std::chrono::milliseconds(300));
     s.stop();
@@ -136,7 +136,7 @@ TEST_CASE("injected events count exactly, on fixed and GP counters alike", "[cou
 {
     LoadedModule module(std::string(kExact) + "model_version=4");
     // Experiment 15-11: fixed counter 0 and a GP counter with C0H/00H agree.
-    Session s(kDev, events("instructions,instructions@gp,r00c0,instructions:k"), {0, 1});
+    Session s(events("instructions,instructions@gp,r00c0,instructions:k"), on_cpus({0, 1}));
     CHECK(archpmu::counter_name(s.counters()[0]) == "fixed0");
     s.start();
     inject(0, 0x00c0, 1000);
@@ -156,10 +156,8 @@ TEST_CASE("injected events count exactly, on fixed and GP counters alike", "[cou
 TEST_CASE("CMASK, INV and edge filter each cycle as the SDM defines", "[counting]")
 {
     LoadedModule module(std::string(kExact) + "model_version=4");
-    Session s(kDev,
-              events("cpu/event=0xc0,cmask=2/,cpu/event=0xc0,cmask=2,inv/,"
-                     "cpu/event=0xc0,edge/"),
-              {0});
+    Session s(events("cpu/event=0xc0,cmask=2/,cpu/event=0xc0,cmask=2,inv/,"
+                     "cpu/event=0xc0,edge/"), on_cpus({0}));
     s.start();
     inject(0, 0x00c0, 1);  // below CMASK: only INV counts; edge sees an assertion
     inject(0, 0x00c0, 3);  // reaches CMASK: the cycle counts once
@@ -173,7 +171,7 @@ TEST_CASE("64-bit totals stay exact through wraps of a narrow counter", "[counti
     LoadedModule module(std::string(kExact) +
                         "model_version=4 model_gp_width=16 model_fixed_width=16");
     archpmu::Device dev;
-    Session s(kDev, events("instructions,instructions@gp"), {0});
+    Session s(events("instructions,instructions@gp"), on_cpus({0}));
     s.start();
     uint64_t expected = 0;
     for (int i = 0; i < 5; ++i) {
@@ -195,7 +193,7 @@ TEST_CASE("v1 starts and stops through the EN bits, v2+ through GLOBAL_CTRL", "[
     {
         LoadedModule module(std::string(kExact) + "model_version=1 model_gp=2 model_fixed=0");
         archpmu::Device dev;
-        Session s(kDev, events("instructions,branches"), {0});
+        Session s(events("instructions,branches"), on_cpus({0}));
         CHECK(archpmu::counter_name(s.counters()[0]) == "gp0");
         CHECK((dev.model_read_msr(0, 0x186) & ARCHPMU_EVTSEL_EN) == 0);
         s.start();
@@ -211,7 +209,7 @@ TEST_CASE("v1 starts and stops through the EN bits, v2+ through GLOBAL_CTRL", "[
     {
         LoadedModule module(std::string(kExact) + "model_version=4");
         archpmu::Device dev;
-        Session s(kDev, events("instructions,branches"), {0});
+        Session s(events("instructions,branches"), on_cpus({0}));
         const uint64_t ours = 1ULL << 32 | 0x1;  // fixed0, gp0
         CHECK((dev.model_read_msr(0, 0x38f) & ours) == 0);
         s.start();
@@ -232,7 +230,7 @@ TEST_CASE("counters are written only while stopped: start, reset, turns", "[coun
         {
             LoadedModule module(std::string(kExact) + config + " mux_interval_ms=4");
             {
-                Session s(kDev, events("instructions,branches"), {0});
+                Session s(events("instructions,branches"), on_cpus({0}));
                 s.start();
                 inject(0, 0x00c0, 11);
                 s.reset();
@@ -240,8 +238,7 @@ TEST_CASE("counters are written only while stopped: start, reset, turns", "[coun
                 CHECK(values(s)[0][0] == 7);
             }
             // Three events on two GP counters: the turns reprogram running neighbours.
-            Session m(kDev, events("instructions,branches,r003c"), {0}, Session::Start::later,
-                      true);
+            Session m(events("instructions,branches,r003c"), on_cpus({0}, Mux::on, StartAt::start));
             m.start();
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
             m.reset();
@@ -338,11 +335,11 @@ TEST_CASE("the offending event and CPU come back with a refusal", "[counting][er
 TEST_CASE("sessions on two files share the PMU on disjoint counters", "[counting][sharing]")
 {
     LoadedModule module(std::string(kExact) + "model_version=4 model_gp=4");
-    Session a(kDev, events("instructions@gp0"), {0});
-    Session b(kDev, events("instructions@gp"), {0});
+    Session a(events("instructions@gp0"), on_cpus({0}));
+    Session b(events("instructions@gp"), on_cpus({0}));
     CHECK(archpmu::counter_name(b.counters()[0]) == "gp1");
     CHECK(open_errno("branches@gp0") == EBUSY);
-    Session c(kDev, events("branches,branches"), {0});  // gp2, gp3
+    Session c(events("branches,branches"), on_cpus({0}));  // gp2, gp3
     KernelLog log;
     CHECK(open_errno("branches") == EBUSY);  // the rest are held
     const auto held = log.grep("held by the archpmu session of pid " + std::to_string(::getpid()));
@@ -414,7 +411,7 @@ TEST_CASE("a v4 PMU whose GLOBAL_INUSE raises #GP counts, and regs leaves it out
     archpmu::Device dev;
     CHECK_THROWS_AS(dev.model_read_msr(0, 0x392), archpmu::Error);
     {
-        Session s(kDev, events("branches,instructions"), {0});
+        Session s(events("branches,instructions"), on_cpus({0}));
         s.start();
         inject(0, 0x00c4, 10);
         inject(0, 0x00c0, 20);
@@ -447,7 +444,7 @@ TEST_CASE("TSX_FORCE_ABORT parts never get GP counter 3", "[counting][tsx]")
         CHECK(dev.cpu_info(0).gp_counters == 4);
         CHECK(open_errno("branches@gp3", {0}) == ECHRNG);
         CHECK(open_errno(four_gp, {0}) == ENOSPC);
-        Session s(kDev, events("instructions@gp,cycles@gp,branches"), {0});
+        Session s(events("instructions@gp,cycles@gp,branches"), on_cpus({0}));
         s.start();
         inject(0, 0x00c4, 9);
         s.stop();
@@ -478,15 +475,15 @@ TEST_CASE("with kvm loaded, the first session and who say guests' counters read 
         LoadedModule module(kExact);
         KernelLog log;
         {
-            Session a(kDev, events("branches@gp"), {0});
-            Session b(kDev, events("branch-misses@gp"), {0});
+            Session a(events("branches@gp"), on_cpus({0}));
+            Session b(events("branch-misses@gp"), on_cpus({0}));
             CHECK(log.grep("kvm is loaded").size() == 1);
             const auto text = run_tool("who");
             CHECK(text.out.find("guests' hardware counters read 0") != std::string::npos);
             CHECK(json::parse(run_tool("who --json").out).at("kvm_guests_count_nothing") == true);
         }
         CHECK(json::parse(run_tool("who --json").out).at("kvm_guests_count_nothing") == false);
-        Session again(kDev, events("branches@gp"), {0});
+        Session again(events("branches@gp"), on_cpus({0}));
         CHECK(log.grep("kvm is loaded").size() == 2);  // again as archpmu takes the PMU again
     }
     CHECK(run_command("rmmod kvm").status == 0);
@@ -538,7 +535,7 @@ TEST_CASE("counters perf used before are taken and put back as found", "[countin
     const auto before = pmu_msr_snapshot(dev, 0);
     KernelLog log;
     {
-        Session s(kDev, events("branches@gp3,cycles"), {0});
+        Session s(events("branches@gp3,cycles"), on_cpus({0}));
         s.start();
         inject(0, 0x00c4, 100);
         inject(0, 0x003c, 7);
@@ -564,7 +561,7 @@ TEST_CASE("closing, killing and unloading leave the PMU as it was", "[counting][
     SECTION("close")
     {
         {
-            Session s(kDev, events("instructions,cycles,branches,branch-misses"), {0});
+            Session s(events("instructions,cycles,branches,branch-misses"), on_cpus({0}));
             s.start();
             inject(0, 0x00c0, 100);
             CHECK(pmu_msr_snapshot(dev, 0) != before);
@@ -576,7 +573,7 @@ TEST_CASE("closing, killing and unloading leave the PMU as it was", "[counting][
         const pid_t child = ::fork();
         REQUIRE(child >= 0);
         if (child == 0) {
-            Session s(kDev, events("instructions,cycles,branches,branch-misses"), {0});
+            Session s(events("instructions,cycles,branches,branch-misses"), on_cpus({0}));
             s.start();
             ::kill(::getpid(), SIGKILL);
         }
@@ -587,7 +584,7 @@ TEST_CASE("closing, killing and unloading leave the PMU as it was", "[counting][
     }
     SECTION("unload waits for the session's file")
     {
-        Session s(kDev, events("instructions"), {0});
+        Session s(events("instructions"), on_cpus({0}));
         CHECK(unload_module() == EWOULDBLOCK);
     }
 }
@@ -597,7 +594,7 @@ TEST_CASE("a CPU going offline keeps its counts and resumes when back", "[counti
     const std::string online = "/sys/devices/system/cpu/cpu1/online";
     REQUIRE(path_exists(online));
     LoadedModule module(std::string(kExact) + "model_version=4");
-    Session s(kDev, events("instructions,branches@gp"), {0, 1});
+    Session s(events("instructions,branches@gp"), on_cpus({0, 1}));
     s.start();
     inject(1, 0x00c0, 100);
     write_file(online, "0");
@@ -621,7 +618,7 @@ TEST_CASE("a session keeps its counts and keeps counting across a suspend", "[co
     REQUIRE(path_exists("/sys/power/pm_test"));
     LoadedModule module(std::string(kExact) + "model_version=4");
     archpmu::Device dev;
-    Session s(kDev, events("instructions,branches@gp"), {0});
+    Session s(events("instructions,branches@gp"), on_cpus({0}));
     s.start();
     inject(0, 0x00c0, 100);
     write_file("/sys/module/suspend/parameters/pm_test_delay", "0");

@@ -228,7 +228,7 @@ TEST_CASE("a failed CPU online leaves the CPU offline, the sessions intact and n
     REQUIRE(path_exists(attr));
     const unsigned last = cpus.back();
     const std::string online = "/sys/devices/system/cpu/cpu" + std::to_string(last) + "/online";
-    archpmu::Session s(kDev, archpmu::parse_event_list("instructions,branches@gp"), {0, last});
+    archpmu::Session s(archpmu::parse_event_list("instructions,branches@gp"), on_cpus({0, last}));
     s.start();
     inject_events(last, 0x00c0, 10);
     write_file(online, "0");

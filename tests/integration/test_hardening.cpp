@@ -86,7 +86,7 @@ void check_no_session(int fd)
 std::string open_message(const std::string& list, const std::vector<uint32_t>& cpus = {})
 {
     try {
-        Session s(kDev, archpmu::parse_event_list(list), cpus);
+        Session s(archpmu::parse_event_list(list), on_cpus(cpus));
         return "";
     } catch (const archpmu::Error& e) {
         return e.what();
@@ -233,7 +233,7 @@ TEST_CASE("a CPU list in slowly faulting memory blocks neither other sessions no
 
     // Meanwhile another session opens and a CPU goes off and on line.
     auto others = std::async(std::launch::async, [&] {
-        Session s(kDev, archpmu::parse_event_list("instructions,branches"));
+        Session s(archpmu::parse_event_list("instructions,branches"));
         s.start();
         const std::string online =
             "/sys/devices/system/cpu/cpu" + std::to_string(cpus.back()) + "/online";
@@ -257,7 +257,7 @@ TEST_CASE("allocation goes around counters perf holds, and says who holds them",
     {
         REQUIRE(load_hog(0) == 0);
         {
-            Session s(kDev, archpmu::parse_event_list("branches"), {0});
+            Session s(archpmu::parse_event_list("branches"), on_cpus({0}));
             CHECK(archpmu::counter_name(s.counters()[0]) == "gp1");
         }
         CHECK(unload_hog() == 0);
@@ -276,10 +276,8 @@ TEST_CASE("allocation goes around counters perf holds, and says who holds them",
     }
     SECTION("another session holds every GP counter: its pid is named")
     {
-        Session holder(kDev,
-                       archpmu::parse_event_list("branches@gp,branches@gp,"
-                                                 "branches@gp,branches@gp"),
-                       {0});
+        Session holder(archpmu::parse_event_list("branches@gp,branches@gp,"
+                                                 "branches@gp,branches@gp"), on_cpus({0}));
         const std::string msg = open_message("branch-misses", {0});
         CHECK_THAT(msg, Catch::Contains("'branch-misses'"));
         CHECK_THAT(msg, Catch::Contains("pid " + std::to_string(::getpid())));
@@ -323,7 +321,7 @@ TEST_CASE("archpmu and perf never share the PMU", "[hardening][sharing]")
     SECTION("while a session of fixed counters only exists, perf cannot reserve")
     {
         {
-            Session s(kDev, archpmu::parse_event_list("instructions,cycles"));
+            Session s(archpmu::parse_event_list("instructions,cycles"));
             CHECK(load_hog(0, 4) == EBUSY);
         }
         CHECK(load_hog(0, 4) == 0);
@@ -336,7 +334,7 @@ TEST_CASE("perf's wholesale GLOBAL_CTRL rewrites change neither counts nor start
 {
     LoadedModule module(std::string(kExact) + "model_version=4");
     archpmu::Device dev;
-    Session s(kDev, archpmu::parse_event_list("instructions,branches"), {0});
+    Session s(archpmu::parse_event_list("instructions,branches"), on_cpus({0}));
     // What x86_pmu_disable_all() and intel_pmu_enable_all() write.
     const uint64_t every_counter = 0xfULL | 0x7ULL << 32;
     const auto perf_disable_enable = [&] {
@@ -406,7 +404,7 @@ TEST_CASE("kill -9 mid-count and hotplug during counting, repeated, leave the PM
         const pid_t child = ::fork();
         REQUIRE(child >= 0);
         if (child == 0) {
-            Session s(kDev, archpmu::parse_event_list("instructions,cycles,branches,"
+            Session s(archpmu::parse_event_list("instructions,cycles,branches,"
                                                       "branch-misses"));
             for (;;) {  // start, read, stop until killed, so the kill lands anywhere
                 s.start();
@@ -428,7 +426,7 @@ TEST_CASE("kill -9 mid-count and hotplug during counting, repeated, leave the PM
     const std::string online = "/sys/devices/system/cpu/cpu" + std::to_string(last) + "/online";
     constexpr int kCycles = 10;
     {
-        Session s(kDev, archpmu::parse_event_list("instructions,branches@gp"), {0, last});
+        Session s(archpmu::parse_event_list("instructions,branches@gp"), on_cpus({0, last}));
         s.start();
         for (int i = 0; i < kCycles; ++i) {
             inject_events(last, 0x00c0, 10);

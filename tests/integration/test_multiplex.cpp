@@ -41,7 +41,7 @@ std::vector<archpmu::EventSpec> events(const std::string& list)
 int open_errno(std::vector<archpmu::EventSpec> evs, bool multiplex = true)
 {
     try {
-        Session s(kDev, std::move(evs), {0}, Session::Start::later, multiplex);
+        Session s(std::move(evs), on_cpus({0}, (multiplex ? Mux::on : Mux::off), StartAt::start));
         return 0;
     } catch (const archpmu::Error& e) {
         return e.code().value();
@@ -72,7 +72,7 @@ TEST_CASE("12 events on 4 GP and 3 fixed counters take turns and scale to their 
     const bool debug_kernel = path_exists("/proc/self/fail-nth");
     const double within = debug_kernel ? 0.15 : 0.05;
     const double share_within = debug_kernel ? 0.2 : 0.1;
-    Session s(kDev, evs, {0}, Session::Start::later, true);
+    Session s(evs, on_cpus({0}, Mux::on, StartAt::start));
     s.start();
     std::this_thread::sleep_for(std::chrono::milliseconds(600));
     s.stop();
@@ -103,7 +103,7 @@ TEST_CASE("the events of a group share their turns; a pinned group never leaves"
     const auto evs = events(
         "{branches,branch-misses},{cache-references,cache-misses},"
         "{cycles@gp,instructions@gp},bus-cycles:D");
-    Session s(kDev, evs, {0}, Session::Start::now, true);
+    Session s(evs, on_cpus({0}, Mux::on, StartAt::open));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     s.stop();
     const auto v = s.read().values;
@@ -184,9 +184,8 @@ TEST_CASE(
     const archpmu::Device dev(kDev);
     const auto before = pmu_msr_snapshot(dev, 0);
     {
-        Session other(kDev, events("branches,branch-misses"), {0});  // GP 0 and 1
-        Session s(kDev, events("cache-references,cache-misses,bus-cycles,cycles@gp"), {0},
-                  Session::Start::now, true);
+        Session other(events("branches,branch-misses"), on_cpus({0}));  // GP 0 and 1
+        Session s(events("cache-references,cache-misses,bus-cycles,cycles@gp"), on_cpus({0}, Mux::on, StartAt::open));
         for (int i = 0; i < 20; ++i) {
             for (const auto& v : s.read().values) {
                 CAPTURE(v.event, v.counter);
@@ -243,7 +242,7 @@ TEST_CASE("a multiplexing CPU going offline keeps its counts; its turns go on wh
         "branches,branch-misses,cache-references,cache-misses,bus-cycles,"
         "cycles@gp");
     {
-        Session s(kDev, evs, {0, 1}, Session::Start::now, true);
+        Session s(evs, on_cpus({0, 1}, Mux::on, StartAt::open));
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         write_file(online, "0");
         const auto down = s.read().values;
@@ -298,13 +297,12 @@ TEST_CASE(
 {
     LoadedModule module(std::string(kModel) + "mux_interval_ms=2");
     // Every GP counter of CPU 1 is held.
-    Session cpu1(kDev, events("branches,branch-misses,cache-references,cache-misses"), {1},
-                 Session::Start::now);
+    Session cpu1(events("branches,branch-misses,cache-references,cache-misses"), on_cpus({1}, Mux::off, StartAt::open));
     archpmu::TaskScope self;
     self.kind = archpmu::TaskScope::Kind::thread;
     self.inherit = false;
     Session task =
-        Session::for_task(kDev, events("branches,instructions"), self, Session::Start::now, true);
+        Session(events("branches,instructions"), on_task(self, Mux::on, StartAt::open));
     spin_on(0, std::chrono::milliseconds(150));
     spin_on(1, std::chrono::milliseconds(150));
     task.stop();
@@ -353,11 +351,11 @@ TEST_CASE(
     self.kind = archpmu::TaskScope::Kind::thread;
     self.inherit = false;
     // Without multiplexing, as before: refused on the E-core.
-    CHECK_THROWS_AS(Session::for_task(kDev, events("r0400,instructions"), self), archpmu::Error);
+    CHECK_THROWS_AS(Session(events("r0400,instructions"), on_task(self)), archpmu::Error);
     std::map<std::pair<uint32_t, uint32_t>, archpmu::CountValue> at;
     {
         Session task =
-            Session::for_task(kDev, events("r0400,instructions"), self, Session::Start::now, true);
+            Session(events("r0400,instructions"), on_task(self, Mux::on, StartAt::open));
         spin_on(0, std::chrono::milliseconds(150));
         spin_on(1, std::chrono::milliseconds(150));
         task.stop();
@@ -381,7 +379,7 @@ TEST_CASE(
 
     // An event no CPU of the session has is refused, as before.
     try {
-        Session none(kDev, events("r0400"), {1}, Session::Start::later, true);
+        Session none(events("r0400"), on_cpus({1}, Mux::on, StartAt::start));
         FAIL("opened an event CPU 1 lacks");
     } catch (const archpmu::Error& e) {
         CHECK(e.code().value() == ENOENT);
@@ -405,12 +403,12 @@ TEST_CASE(
         "model_fixed_mask=11 model_hybrid_cpus=1 model_hybrid_fixed_mask=7");
     const auto cpus = std::vector<uint32_t>{0, 1};
     try {
-        Session both(kDev, events("{r0300,r0400}"), cpus, Session::Start::later, true);
+        Session both(events("{r0300,r0400}"), on_cpus(cpus, Mux::on, StartAt::start));
         FAIL("opened a group no CPU can hold");
     } catch (const archpmu::Error& e) {
         CHECK(e.code().value() == ENOENT);
     }
-    Session apart(kDev, events("r0300,r0400,branches"), cpus, Session::Start::now, true);
+    Session apart(events("r0300,r0400,branches"), on_cpus(cpus, Mux::on, StartAt::open));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     apart.stop();
     for (const auto& v : apart.read().values) {
@@ -422,5 +420,5 @@ TEST_CASE(
         CHECK_FALSE(v.multiplexed);
     }
     // The counters the session does not use are free for another.
-    Session other(kDev, events("branch-misses,cache-misses,cache-references"), cpus);
+    Session other(events("branch-misses,cache-misses,cache-references"), on_cpus(cpus));
 }

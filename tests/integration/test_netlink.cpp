@@ -156,7 +156,7 @@ TEST_CASE("monitor --json shows a session's life, a refusal and foreign use exac
     REQUIRE(child >= 0);
     if (child == 0) {
         try {
-            Session s(kDev, events("instructions,branches"), {0});
+            Session s(events("instructions,branches"), on_cpus({0}));
             s.start();
             (void)s.read();
             s.stop();
@@ -171,12 +171,12 @@ TEST_CASE("monitor --json shows a session's life, a refusal and foreign use exac
 
     // The hog holds GP 2 through perf's reservation: a refusal naming perf.
     REQUIRE(load_hog(2) == 0);
-    CHECK_THROWS_AS(Session(kDev, events("branches@gp2"), {0}), archpmu::Error);
+    CHECK_THROWS_AS(Session(events("branches@gp2"), on_cpus({0})), archpmu::Error);
     CHECK(unload_hog() == 0);
 
     // Another agent rewrites the PERFEVTSEL of a counter a session holds.
     {
-        Session held(kDev, events("branches@gp1"), {0});
+        Session held(events("branches@gp1"), on_cpus({0}));
         held.start();
         archpmu::Device dev;
         dev.model_write_msr(0, 0x186 + 1, 0xc4);  // EN and the ring bits gone
@@ -225,9 +225,9 @@ TEST_CASE("monitor shows a refusal naming the session that holds the counters",
           "[netlink][monitor]")
 {
     LoadedModule module(kExact);
-    Session held(kDev, events("branches,branches,branches,branches"), {0});
+    Session held(events("branches,branches,branches,branches"), on_cpus({0}));
     MonitorTool mon;
-    CHECK_THROWS_AS(Session(kDev, events("branches"), {0}), archpmu::Error);
+    CHECK_THROWS_AS(Session(events("branches"), on_cpus({0})), archpmu::Error);
     const auto evs = mon.stop();
     REQUIRE(types(evs) == std::vector<std::string>{"refused"});
     CHECK(evs[0].at("holder") == "session");
@@ -247,7 +247,7 @@ TEST_CASE("monitor shows CPUs leaving and coming back, the unload, and listens a
     {
         MonitorTool mon;
         {
-            Session s(kDev, events("instructions"), {cpu});
+            Session s(events("instructions"), on_cpus({cpu}));
             write_file(online, "0");
             write_file(online, "1");
         }
@@ -255,7 +255,7 @@ TEST_CASE("monitor shows CPUs leaving and coming back, the unload, and listens a
         REQUIRE(load_module(kExact) == 0);  // LoadedModule unloads it again
         mon.wait_for_status("the module is back");
         {
-            Session again(kDev, events("branches"), {0});
+            Session again(events("branches"), on_cpus({0}));
         }
         evs = mon.stop();
     }
@@ -276,10 +276,12 @@ TEST_CASE("throttles, unthrottles and lost samples are told with exact totals",
     std::vector<archpmu::RingStats> stats;
     uint64_t id = 0;
     {
-        archpmu::SamplingOptions opts;
-        opts.cpus = {cpu};
-        opts.ring_pages = 1;  // full at once, and nobody reads it: samples are lost
-        archpmu::SamplingSession s(kDev, {{events("instructions")[0], {1, 0, {}}}}, opts);
+        archpmu::SessionOptions opts = on_cpus({cpu});
+        opts.sampling = archpmu::SamplingOptions{};
+        opts.sampling->ring_pages = 1;  // full at once, and nobody reads it: samples are lost
+        auto evs = events("instructions");
+        evs[0].sample.period = 1;
+        archpmu::Session s(evs, opts);
         s.start();
         std::this_thread::sleep_for(std::chrono::milliseconds(400));
         s.stop();
@@ -313,7 +315,7 @@ TEST_CASE("throttles, unthrottles and lost samples are told with exact totals",
 TEST_CASE("who names every holder exactly", "[netlink][who]")
 {
     LoadedModule module(kExact);
-    Session mine(kDev, events("branches@gp0,instructions"), {0});
+    Session mine(events("branches@gp0,instructions"), on_cpus({0}));
     archpmu::Device dev;
     // On the last CPU: another agent counts with GP 3, and GP 1 holds what
     // perf leaves when it is done (EN clear, INT set), which is free.
@@ -354,7 +356,7 @@ TEST_CASE("who names every holder exactly", "[netlink][who]")
 TEST_CASE("a refused stat names the holder of the counters", "[netlink][who]")
 {
     LoadedModule module(kExact);
-    Session mine(kDev, events("branches@gp0"), {0});
+    Session mine(events("branches@gp0"), on_cpus({0}));
     const auto r = run_tool("stat -e branches@gp0 -C 0 -- true");
     CHECK(r.status != 0);
     CHECK_THAT(r.out, Catch::Contains("on CPU 0 are held: gp0 by the archpmu session of pid " +
@@ -419,7 +421,7 @@ TEST_CASE("regs shows exactly what was written, decoded, on every CPU", "[netlin
 TEST_CASE("10,000 malformed netlink requests get errors and leave no trace", "[netlink][fuzz]")
 {
     LoadedModule module(kExact);
-    Session held(kDev, events("instructions,branches"), {});
+    Session held(events("instructions,branches"), on_cpus({}));
     std::unique_ptr<nl_sock, void (*)(nl_sock*)> sk(nl_socket_alloc(), nl_socket_free);
     REQUIRE(genl_connect(sk.get()) == 0);
     const int family = genl_ctrl_resolve(sk.get(), ARCHPMU_GENL_NAME);
@@ -505,7 +507,7 @@ TEST_CASE("an unprivileged user may dump but sees no other user's process, and c
           "[netlink][privilege]")
 {
     LoadedModule module(kExact);
-    Session mine(kDev, events("branches@gp0"), {0});
+    Session mine(events("branches@gp0"), on_cpus({0}));
     const int code = in_child([] {
         if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
             return 10;

@@ -193,8 +193,9 @@ TEST_CASE("ARCHPMU_COUNT_OPEN_START opens a started session in two rounds", "[ro
     CHECK(value_of(read_all(session.get()), cpus.back(), 1) == 4321);
 
     // The library opens started too.
-    archpmu::Session lib("/dev/archpmu", {archpmu::EventSpec{"branches", kBranches, 0, 0}}, {},
-                         archpmu::Session::Start::now);
+    archpmu::SessionOptions started;
+    started.start_now = true;
+    archpmu::Session lib({archpmu::EventSpec{"branches", kBranches, 0, 0, {}}}, started);
     inject_events(cpus.front(), kBranches, 77);
     bool seen = false;
     for (const auto& v : lib.read().values)

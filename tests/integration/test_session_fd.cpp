@@ -162,7 +162,7 @@ std::set<int> open_fds()
 int open_errno(const std::string& list)
 {
     try {
-        Session s(kDev, archpmu::parse_event_list(list), {0});
+        Session s(archpmu::parse_event_list(list), on_cpus({0}));
         return 0;
     } catch (const archpmu::Error& e) {
         return e.code().value();
@@ -408,7 +408,7 @@ TEST_CASE("the library's Session counts through a session file and frees it when
     require_session_fd();
     const auto before = open_fds();
     {
-        Session s(kDev, archpmu::parse_event_list("branches@gp0,instructions"), {0});
+        Session s(archpmu::parse_event_list("branches@gp0,instructions"), on_cpus({0}));
         CHECK(archpmu::counter_name(s.counters()[0]) == "gp0");
         CHECK(s.cpu_count() == 1);
 

@@ -64,8 +64,7 @@ std::string temp_path(const char* name)
 // Writes a file with 2 events (cycles:u and the side-band dummy) and a few records.
 std::uint64_t write_file(const std::string& path)
 {
-    archpmu::SampledEvent cycles;
-    cycles.event = archpmu::parse_event("cycles:u");
+    archpmu::EventSpec cycles = archpmu::parse_event("cycles:u");
     cycles.sample.freq_hz = 4000;
     std::vector<archpmu::PerfEventDesc> events(2);
     events[0].attr = archpmu::perf_attr_for(cycles, false);
@@ -121,8 +120,7 @@ std::string run(const std::string& cmd, int* status)
 
 TEST_CASE("perf attributes for archpmu events", "[perf_data]")
 {
-    archpmu::SampledEvent e;
-    e.event = archpmu::parse_event("instructions:k");
+    archpmu::EventSpec e = archpmu::parse_event("instructions:k");
     e.sample.period = 1000003;
     auto a = archpmu::perf_attr_for(e, true);
     CHECK(a.type == PERF_TYPE_HARDWARE);
@@ -138,7 +136,7 @@ TEST_CASE("perf attributes for archpmu events", "[perf_data]")
     CHECK(a.use_clockid == 1);
     CHECK(a.clockid == CLOCK_MONOTONIC);
 
-    e.event = archpmu::parse_event("cpu/event=0xc0,umask=0x01,cmask=2/");
+    e = archpmu::parse_event("cpu/event=0xc0,umask=0x01,cmask=2/");
     a = archpmu::perf_attr_for(e, false);
     CHECK(a.type == PERF_TYPE_RAW);
     CHECK(a.config == 0x020001c0);

@@ -146,11 +146,11 @@ PerfDataInfo host_perf_data_info(std::vector<std::string> cmdline)
     return info;
 }
 
-perf_event_attr perf_attr_for(const SampledEvent& event, bool read_group)
+perf_event_attr perf_attr_for(const EventSpec& event, bool read_group)
 {
     perf_event_attr a{};
     a.size = sizeof(a);
-    const std::uint64_t config = event.event.config;
+    const std::uint64_t config = event.config;
     const long hw = hardware_config(config);
     if (hw >= 0) {
         a.type = PERF_TYPE_HARDWARE;

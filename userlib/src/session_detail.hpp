@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Internal: what Session and SamplingSession share about ARCHPMU_IOC_COUNT_OPEN.
+// Internal: a session's ARCHPMU_IOC_COUNT_OPEN, its events and its refusals.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +26,21 @@ std::vector<archpmu_event> module_events(int device_fd, std::uint64_t caps,
 
 // Why a task session was refused (ESRCH, EACCES, EOPNOTSUPP), naming the task.
 std::string task_refusal(int err, const archpmu_count_open& cmd, const TaskScope& task);
+
+// The refusals only sampling has: ERANGE, and EINVAL with no event named.
+std::string sampling_refusal(int err, const archpmu_count_open& cmd, const std::string& event);
+
+// perf's scaling: value * enabled / running (multiplexing); 0 if never running.
+inline std::uint64_t scale(std::uint64_t value, std::uint64_t enabled, std::uint64_t running)
+{
+    if (running == 0)
+        return 0;
+    if (running >= enabled)
+        return value;
+    const long double estimate = static_cast<long double>(value) * enabled / running;
+    constexpr auto most = static_cast<long double>(UINT64_MAX);
+    return estimate >= most ? UINT64_MAX : static_cast<std::uint64_t>(estimate);
+}
 
 // The module's capabilities, or 0 when it does not answer ARCHPMU_IOC_INFO.
 std::uint64_t capabilities(int device_fd);

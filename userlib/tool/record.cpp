@@ -22,7 +22,7 @@
 #include "archpmu/command.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/perf_data.hpp"
-#include "archpmu/sampling.hpp"
+#include "archpmu/session.hpp"
 #include "archpmu/sideband.hpp"
 #include "archpmu/unique_fd.hpp"
 #include "child.hpp"
@@ -47,17 +47,14 @@ Record finished_round()
     return r;
 }
 
-std::vector<SampledEvent> sampled_events(const RecordOptions& opts)
+std::vector<EventSpec> sampled_events(const RecordOptions& opts)
 {
-    std::vector<SampledEvent> out;
-    for (const auto& e : opts.events) {
-        SampledEvent s;
-        s.event = e;
+    std::vector<EventSpec> out = opts.events;
+    for (auto& e : out) {
         if (opts.period)
-            s.sample.period = opts.period;
+            e.sample.period = opts.period;
         else
-            s.sample.freq_hz = opts.freq_hz;
-        out.push_back(std::move(s));
+            e.sample.freq_hz = opts.freq_hz;
     }
     return out;
 }
@@ -65,7 +62,7 @@ std::vector<SampledEvent> sampled_events(const RecordOptions& opts)
 // Every record the rings hold, written: the side-band's first, then the samples.
 class Pump {
 public:
-    Pump(SamplingSession& session, Sideband* sideband, PerfDataWriter& writer)
+    Pump(Session& session, Sideband* sideband, PerfDataWriter& writer)
         : session_(session), sideband_(sideband), writer_(writer)
     {
     }
@@ -83,7 +80,7 @@ public:
     }
 
 private:
-    SamplingSession& session_;
+    Session& session_;
     Sideband* sideband_;
     PerfDataWriter& writer_;
 };
@@ -164,7 +161,7 @@ private:
     UniqueFd fd_;
 };
 
-void print_summary(const SamplingSession& session, const PerfDataWriter& writer,
+void print_summary(const Session& session, const PerfDataWriter& writer,
                    const std::string& output)
 {
     for (const auto& s : session.ring_stats())
@@ -185,11 +182,13 @@ void print_summary(const SamplingSession& session, const PerfDataWriter& writer,
 int run_record(const RecordOptions& opts)
 {
     catch_termination();
-    SamplingOptions so;
+    SessionOptions so;
+    so.device = opts.device;
     so.cpus = opts.cpus;
-    so.ring_pages = opts.ring_pages;
-    so.read_group = opts.read_group;
-    SamplingSession session(opts.device, sampled_events(opts), so);
+    so.sampling = SamplingOptions{};
+    so.sampling->ring_pages = opts.ring_pages;
+    so.sampling->read_group = opts.read_group;
+    Session session(sampled_events(opts), so);
 
     std::unique_ptr<Sideband> sideband;
     try {
@@ -205,7 +204,7 @@ int run_record(const RecordOptions& opts)
     for (std::size_t i = 0; i < session.events().size(); ++i) {
         PerfEventDesc d;
         d.attr = perf_attr_for(session.events()[i], session.read_group());
-        d.name = session.events()[i].event.name;
+        d.name = session.events()[i].name;
         d.ids = session.cpu_ids(i);
         descs.push_back(std::move(d));
     }

@@ -119,13 +119,13 @@ std::vector<std::uint64_t> counted(const Session& s)
 // processes on the CPU add nothing; else the CPU's (v1 has no task sessions).
 Session own_counts(const SelftestTarget& t, std::vector<EventSpec> events)
 {
-    if (!t.task_sessions)
-        return Session(t.device, std::move(events), {t.cpu.cpu});
-    TaskScope scope;
-    scope.kind = TaskScope::Kind::thread;
-    scope.pid = 0;
-    scope.inherit = false;
-    return Session::for_task(t.device, std::move(events), scope);
+    SessionOptions so;
+    so.device = t.device;
+    if (t.task_sessions)
+        so.task = TaskScope{TaskScope::Kind::thread, 0, false};
+    else
+        so.cpus = {t.cpu.cpu};
+    return Session(std::move(events), so);
 }
 
 std::string scope_of(const SelftestTarget& t)
@@ -224,11 +224,13 @@ Check cmask_inv(const SelftestTarget& t)
 Check sampling(const SelftestTarget& t)
 {
     Check c{"sampling", Outcome::pass, {}, {}};
-    SampleSpec spec;
-    spec.freq_hz = 1000;
-    SamplingOptions options;
+    EventSpec event = parse_event("instructions:u");
+    event.sample.freq_hz = 1000;
+    SessionOptions options;
+    options.device = t.device;
     options.cpus = {t.cpu.cpu};
-    SamplingSession s(t.device, {{parse_event("instructions:u"), spec}}, options);
+    options.sampling = SamplingOptions{};
+    Session s({event}, options);
     s.start();
     // As perf's -F, the period starts at 1 and the first tick finds it: the
     // samples until then fall wherever the tool was, and are left out.
@@ -320,12 +322,11 @@ Check task_follows(const SelftestTarget& t)
         std::this_thread::yield();
     std::vector<CountValue> values;
     try {
-        TaskScope scope;
-        scope.kind = TaskScope::Kind::thread;
-        scope.pid = tid;
-        scope.inherit = false;
-        Session s = Session::for_task(t.device, {parse_event("instructions:u")}, scope,
-                                      Session::Start::now);
+        SessionOptions so;
+        so.device = t.device;
+        so.task = TaskScope{TaskScope::Kind::thread, tid, false};
+        so.start_now = true;
+        Session s({parse_event("instructions:u")}, so);
         go = true;
         worker.join();
         values = s.read().values;

@@ -179,26 +179,26 @@ RunOutcome run_once(const StatOptions& opts, const StatPlan& plan, ReportSink& s
     if (!opts.command.empty())
         pending.emplace(opts.command);
     // As perf: events that do not fit at once take turns, and are scaled.
-    constexpr bool multiplex = true;
-    constexpr auto later = Session::Start::later;
+    SessionOptions so;
+    so.device = opts.device;
+    so.multiplex = true;
+    const auto on_task = [&](const TaskScope& task) {
+        SessionOptions o = so;
+        o.task = task;
+        sessions.emplace_back(opts.events, o);
+    };
     if (opts.system_wide) {
-        sessions.emplace_back(opts.device, opts.events, opts.cpus, later, multiplex);
+        so.cpus = opts.cpus;
+        sessions.emplace_back(opts.events, so);
     } else {
         // The command is counted from its exec on, with everything it starts;
         // with -p or -t it only says how long to count them, as in perf.
         if (pending && opts.pids.empty() && opts.tids.empty())
-            sessions.push_back(Session::for_task(
-                opts.device, opts.events,
-                TaskScope{TaskScope::Kind::process, pending->pid(), true, plan.on_exec}, later,
-                multiplex));
+            on_task(TaskScope{TaskScope::Kind::process, pending->pid(), true, plan.on_exec});
         for (const pid_t pid : opts.pids)
-            sessions.push_back(Session::for_task(opts.device, opts.events,
-                                                 TaskScope{TaskScope::Kind::process, pid, true},
-                                                 later, multiplex));
+            on_task(TaskScope{TaskScope::Kind::process, pid, true});
         for (const pid_t tid : opts.tids)
-            sessions.push_back(Session::for_task(opts.device, opts.events,
-                                                 TaskScope{TaskScope::Kind::thread, tid, true},
-                                                 later, multiplex));
+            on_task(TaskScope{TaskScope::Kind::thread, tid, true});
     }
     const StatFormat& fmt = plan.format;
 

@@ -10,12 +10,23 @@
 
 namespace archpmu {
 
+// How an event samples in a session with rings (SessionOptions::sampling):
+// every `period` events, or `freq_hz` times a second (the module re-estimates
+// the period). Both 0: the event only counts (its value is in the samples of the
+// others with read_group).
+struct SampleSpec {
+    std::uint64_t period = 0;
+    std::uint64_t freq_hz = 0;
+    std::optional<std::uint64_t> id;  // in every record of the event; default: assigned
+};
+
 // One event to count: an IA32_PERFEVTSELx image and how to place it.
 struct EventSpec {
     std::string name;           // as the user wrote it
     std::uint64_t config = 0;   // event | umask << 8 | USR, OS, edge, INV, CMASK, AnyThread
     std::uint32_t flags = 0;    // ARCHPMU_EVENT_* (GP only, pinned, raw, group, no rotate)
     std::uint32_t counter = 0;  // with ARCHPMU_EVENT_PIN: GP i, or ARCHPMU_COUNTER_FIXED | j
+    SampleSpec sample;          // used by a session with rings only
 
     [[nodiscard]] std::uint32_t event_select() const { return config & 0xff; }
     [[nodiscard]] std::uint32_t umask() const { return (config >> 8) & 0xff; }

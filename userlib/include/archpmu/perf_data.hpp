@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "archpmu/records.hpp"
-#include "archpmu/sampling.hpp"
+#include "archpmu/events.hpp"
 #include "archpmu/unique_fd.hpp"
 
 namespace archpmu {
@@ -65,7 +65,7 @@ PerfDataInfo host_perf_data_info(std::vector<std::string> cmdline);
 // for the generic events perf has names for, else PERF_TYPE_RAW with the
 // PERFEVTSEL image; sample_type IDENTIFIER | IP | TID | TIME | ID | CPU | PERIOD
 // (| READ with read_format GROUP | ID), sample_id_all, CLOCK_MONOTONIC.
-perf_event_attr perf_attr_for(const SampledEvent& event, bool read_group);
+perf_event_attr perf_attr_for(const EventSpec& event, bool read_group);
 
 // Writes a perf.data file: the header and attributes first, the records as
 // they come, and at finish() the feature sections and the final header. A

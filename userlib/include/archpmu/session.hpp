@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: MIT
-// archpmu: a counting session on a set of CPUs.
+// archpmu: a session: events counted (and sampled) on a set of CPUs or tasks.
 #pragma once
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
-#include <utility>
+#include <string_view>
 #include <vector>
 
 #include "archpmu/device.hpp"
 #include "archpmu/events.hpp"
+#include "archpmu/records.hpp"
+#include "archpmu/sampling.hpp"
 #include "archpmu/unique_fd.hpp"
 
 namespace archpmu {
@@ -61,50 +66,113 @@ struct TaskScope {
     bool enable_on_exec = false;
 };
 
-// Counters programmed on a set of CPUs, or following tasks (TaskScope). The session owns its file:
-// a session file descriptor of its own where the module has ARCHPMU_CAP_SESSION_FD, else an open
-// file of the device. Destroying (or moving from) it releases the counters and puts back what the
-// PMU held. Move-only; every method throws archpmu::Error.
+// What a session counts on and how (one struct, so that a call names what it sets).
+struct SessionOptions {
+    std::string device = kDefaultDevicePath;
+    std::vector<std::uint32_t> cpus;  // the CPUs counted; empty: every online CPU
+    // Instead of CPUs: these tasks, on whichever CPU they run (cpus stays empty).
+    std::optional<TaskScope> task;
+    // Start counting with the open (one round of cross-calls fewer where the
+    // module has ARCHPMU_CAP_OPEN_START), not at start().
+    bool start_now = false;
+    // Where the events (or groups, EventSpec::flags) do not all fit a CPU's
+    // counters at once, they take turns and time_running says how long each
+    // counted (ARCHPMU_COUNT_OPEN_MULTIPLEX, where the module has it).
+    bool multiplex = false;
+    // Set: the events with a SampleSpec sample into a ring per CPU (needs
+    // ARCHPMU_CAP_SAMPLE); the session's records come from drain().
+    std::optional<SamplingOptions> sampling;
+};
+
+// One event over the session's CPUs: perf's aggregate count. The value and the
+// times are sums over the CPUs; scaled() scales the sum as perf stat does.
+struct Result {
+    std::string name;  // EventSpec::name
+    std::uint64_t value = 0;
+    std::uint64_t time_enabled_ns = 0;
+    std::uint64_t time_running_ns = 0;
+    bool multiplexed = false;  // it took turns on some CPU
+    bool crowded_out = false;  // others held every counter it could use on some CPU
+    bool absent = false;       // no CPU of the session has it (hybrid): never counted
+    bool incomplete = false;   // a task session missed some children
+    std::vector<CountValue> per_cpu;  // the rows summed, in CPU order
+
+    // value * enabled / running, as perf scales a multiplexed event; 0 if it never counted.
+    [[nodiscard]] std::uint64_t scaled() const;
+};
+
+// Every event's Result, in the session's order, and a lookup by name.
+struct Results {
+    std::uint64_t timestamp_ns = 0;  // CLOCK_MONOTONIC of the read
+    std::vector<Result> events;
+
+    // The scaled count of the event named `name` (as written in the event list);
+    // throws archpmu::Error (ENOENT) naming it when the session has no such event.
+    [[nodiscard]] std::uint64_t get(std::string_view name) const;
+    [[nodiscard]] const Result& at(std::string_view name) const;
+};
+
+// Sums a snapshot of `events` per event (Snapshot::values is CPU-major).
+Results summarize(const std::vector<EventSpec>& events, const Snapshot& snapshot);
+
+// Counters programmed on a set of CPUs, or following tasks (SessionOptions::task),
+// counting and, with rings, sampling. The session owns its file: a session file
+// descriptor of its own where the module has ARCHPMU_CAP_SESSION_FD, else an open
+// file of the device. Destroying (or moving from) it releases the counters and puts
+// back what the PMU held. Move-only; every method throws archpmu::Error.
 class Session {
 public:
-    // Whether the counters start with the open (one round of cross-calls fewer
-    // where the module has ARCHPMU_CAP_OPEN_START) or at start().
-    enum class Start { later, now };
-
-    // cpus empty: every online CPU.
-    Session(const std::string& device_path, std::vector<EventSpec> events,
-            const std::vector<std::uint32_t>& cpus = {});
-    // multiplex: where the events (or groups, EventSpec::flags) do not all fit
-    // a CPU's counters at once, they take turns and time_running says how long
-    // each counted (ARCHPMU_COUNT_OPEN_MULTIPLEX, where the module has it).
-    Session(const std::string& device_path, std::vector<EventSpec> events,
-            const std::vector<std::uint32_t>& cpus, Start start, bool multiplex = false);
-
-    // A task session: on every online CPU, counting only while the tasks run.
-    static Session for_task(const std::string& device_path, std::vector<EventSpec> events,
-                            const TaskScope& task, Start start = Start::later,
-                            bool multiplex = false);
+    explicit Session(std::vector<EventSpec> events, const SessionOptions& options = {});
 
     void start();
     void stop();
     void reset();
+    // Every CPU's count of every event (CPU-major), with the module's flags.
     [[nodiscard]] Snapshot read() const;
+    // The same summed per event.
+    [[nodiscard]] Results results() const { return summarize(events_, read()); }
 
     [[nodiscard]] const std::vector<EventSpec>& events() const noexcept { return events_; }
     // The counter each event got on the session's first CPU.
     [[nodiscard]] const std::vector<std::uint32_t>& counters() const noexcept { return counters_; }
     [[nodiscard]] std::uint32_t cpu_count() const noexcept { return cpu_count_; }
 
+    // With rings only (SessionOptions::sampling) from here on.
+    // The session's file, for poll(): readable once a ring holds wakeup_bytes.
+    [[nodiscard]] int fd() const noexcept { return fd_.get(); }
+    // poll() for up to timeout_ms (-1: forever); true when readable. EINTR: false.
+    [[nodiscard]] bool wait(int timeout_ms) const;
+    // Every record available in every ring, ring by ring (ring i is cpus()[i]);
+    // returns how many.
+    std::size_t drain(const std::function<void(std::size_t ring, Record&&)>& sink);
+    // Every record available, merged from all rings in time order.
+    std::vector<Record> drain_merged();
+    // The id of each event, in events() order; its records on CPU n carry id + n.
+    [[nodiscard]] const std::vector<std::uint64_t>& ids() const noexcept { return ids_; }
+    // The id in the records of event i on every CPU of the session, in cpus() order.
+    [[nodiscard]] std::vector<std::uint64_t> cpu_ids(std::size_t event) const;
+    // The CPUs of the rings, ascending: ring i belongs to cpus()[i].
+    [[nodiscard]] const std::vector<std::uint32_t>& cpus() const noexcept { return cpus_; }
+    [[nodiscard]] bool read_group() const noexcept { return read_group_; }
+    [[nodiscard]] std::vector<RingStats> ring_stats() const;
+    // How many times a ring held a malformed record (the rest of it was skipped).
+    [[nodiscard]] std::size_t corrupt_rings() const noexcept { return corrupt_; }
+
 private:
-    explicit Session(std::vector<EventSpec> events) : events_(std::move(events)) {}
-    void open(const std::string& device_path, const std::vector<std::uint32_t>& cpus, Start start,
-              const TaskScope* task, bool multiplex);
+    void open(const SessionOptions& options);
+    void map_rings(std::uint32_t pages);
     void control(unsigned long request, const char* what);
 
     std::vector<EventSpec> events_;
     std::vector<std::uint32_t> counters_;
     std::uint32_t cpu_count_ = 0;
+    std::vector<std::uint64_t> ids_;
+    std::vector<std::uint32_t> cpus_;
+    bool read_group_ = false;
+    std::size_t page_size_ = 0;
+    std::size_t corrupt_ = 0;
     UniqueFd fd_;  // the session's file, or the device's that holds the session
+    std::vector<Mapping> rings_;  // unmapped before fd_ closes
 };
 
 }  // namespace archpmu

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+// archpmu::Counter, the library's front for counting one's own code, and the
+// per-event results every session gives.
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <chrono>
+#include <thread>
+
+#include "archpmu.h"
+#include "archpmu/counter.hpp"
+#include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/session.hpp"
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+
+namespace {
+
+// Exact counts: injections only, the model's own counting off.
+constexpr const char* kExact = "backend=model model_rate_percent=0";
+constexpr uint32_t kBranches = 0x00c4;
+
+// Injects `count` branches in a thread of this process, on `cpu`.
+void inject_in_other_thread(unsigned cpu, uint64_t count)
+{
+    std::thread t([&] {
+        pin_to(cpu);
+        inject_here(kBranches, count);
+    });
+    t.join();
+}
+
+}  // namespace
+
+TEST_CASE("a Counter counts the calling thread's code, summed over the CPUs it ran on",
+          "[counter-front][task]")
+{
+    LoadedModule module(kExact);
+    pin_to(0);
+    archpmu::Counter c{"branches,instructions"};
+    inject_here(kBranches, 1000);  // before start(): not counted
+    c.start();
+    inject_here(kBranches, 300);
+    inject_in_other_thread(0, 500);  // another thread: not counted
+    pin_to(1);
+    inject_here(kBranches, 20);
+    c.stop();
+    inject_here(kBranches, 7);  // after stop(): not counted
+    unpin();
+
+    const archpmu::Results r = c.result();
+    CHECK(r.get("branches") == 320);
+    const archpmu::Result& b = r.at("branches");
+    CHECK(b.value == 320);
+    CHECK(b.time_running_ns > 0);
+    CHECK_FALSE(b.multiplexed);
+    uint64_t on0 = 0, on1 = 0;
+    for (const auto& v : b.per_cpu)
+        (v.cpu == 0 ? on0 : v.cpu == 1 ? on1 : on0) += v.value;
+    CHECK(on0 == 300);
+    CHECK(on1 == 20);
+    CHECK(r.get("instructions") == 0);
+
+    c.reset();
+    CHECK(c.result().get("branches") == 0);
+    CHECK_THROWS_WITH(c.result().get("cycles"), Catch::Contains("no event 'cycles'"));
+}
+
+TEST_CASE("a process Counter counts every thread of the process", "[counter-front][task]")
+{
+    LoadedModule module(kExact);
+    archpmu::Counter c{"branches", archpmu::Counter::Scope::process};
+    c.start();
+    inject_here(kBranches, 40);
+    inject_in_other_thread(1, 500);  // a thread created after the Counter: counted
+    c.stop();
+    CHECK(c.result().get("branches") == 540);
+}
+
+TEST_CASE("a Counter with more events than counters takes turns and scales, as perf",
+          "[counter-front][task][multiplex]")
+{
+    LoadedModule module("backend=model mux_interval_ms=2");
+    // Five GP events on four GP counters.
+    archpmu::Counter c{"branches,branch-misses,cache-references,cache-misses,bus-cycles"};
+    c.start();
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+    while (std::chrono::steady_clock::now() < end) {
+    }
+    c.stop();
+    const archpmu::Results r = c.result();
+    REQUIRE(r.events.size() == 5);
+    for (const auto& e : r.events) {
+        INFO(e.name);
+        CHECK(e.multiplexed);
+        CHECK(e.time_running_ns < e.time_enabled_ns);
+        CHECK(r.get(e.name) >= e.value);
+    }
+}
+
+TEST_CASE("a Counter's refusal names the bad event", "[counter-front][task]")
+{
+    LoadedModule module(kExact);
+    try {
+        archpmu::Counter c{"branches,bogus"};
+        FAIL("an unknown event was taken");
+    } catch (const archpmu::Error& e) {
+        CHECK(e.code().value() == EINVAL);
+        CHECK_THAT(e.what(), Catch::Contains("bogus"));
+    }
+}
+
+TEST_CASE("a session with rings reads and sums as a counting session does",
+          "[counter-front][sampling]")
+{
+    LoadedModule module(kExact);
+    auto evs = archpmu::parse_event_list("branches,instructions");
+    evs[0].sample.period = 100;
+    archpmu::SessionOptions o = on_cpus({0});
+    o.sampling = archpmu::SamplingOptions{};
+    archpmu::Session s(evs, o);
+    s.start();
+    inject_events(0, kBranches, 1000);
+    s.stop();
+    const archpmu::Snapshot snap = s.read();
+    REQUIRE(snap.values.size() == 2);
+    CHECK(snap.values[0].value == 1000);
+    const archpmu::Results r = archpmu::summarize(evs, snap);
+    CHECK(r.get("branches") == 1000);
+    CHECK_FALSE(r.at("branches").multiplexed);
+    // One injection of 1000 is one overflow: one sample.
+    CHECK(s.ring_stats().at(0).samples >= 1);
+}

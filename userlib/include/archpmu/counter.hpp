@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+// archpmu: count events around a region of one's own code.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "archpmu/device.hpp"
+#include "archpmu/session.hpp"
+
+namespace archpmu {
+
+// The events of a list (perf's syntax, events.hpp) counted on the calling
+// thread, or on every thread of the calling process, wherever they run:
+//
+//     archpmu::Counter c{"instructions,cycles"};
+//     c.start();
+//     work();
+//     c.stop();
+//     std::uint64_t n = c.result().get("instructions");
+//
+// Events that do not fit the counters at once take turns and are scaled, as
+// perf's are. A task session: it needs what the module asks for counting one's
+// own threads (ARCHPMU_CAP_TASK). Move-only; every method throws archpmu::Error.
+class Counter {
+public:
+    enum class Scope {
+        thread,   // the thread that constructs the Counter
+        process,  // every thread of its process, the ones created later too
+    };
+
+    explicit Counter(std::string_view events, Scope scope = Scope::thread,
+                     const std::string& device = kDefaultDevicePath);
+
+    void start() { session_.start(); }
+    void stop() { session_.stop(); }
+    void reset() { session_.reset(); }
+    // Each event summed over the CPUs it ran on, scaled by Result::scaled().
+    [[nodiscard]] Results result() const { return session_.results(); }
+    [[nodiscard]] const Session& session() const noexcept { return session_; }
+
+private:
+    Session session_;
+};
+
+}  // namespace archpmu
