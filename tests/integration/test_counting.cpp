@@ -157,7 +157,8 @@ TEST_CASE("CMASK, INV and edge filter each cycle as the SDM defines", "[counting
 {
     LoadedModule module(std::string(kExact) + "model_version=4");
     Session s(events("cpu/event=0xc0,cmask=2/,cpu/event=0xc0,cmask=2,inv/,"
-                     "cpu/event=0xc0,edge/"), on_cpus({0}));
+                     "cpu/event=0xc0,edge/"),
+              on_cpus({0}));
     s.start();
     inject(0, 0x00c0, 1);  // below CMASK: only INV counts; edge sees an assertion
     inject(0, 0x00c0, 3);  // reaches CMASK: the cycle counts once

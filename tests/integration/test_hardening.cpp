@@ -277,7 +277,8 @@ TEST_CASE("allocation goes around counters perf holds, and says who holds them",
     SECTION("another session holds every GP counter: its pid is named")
     {
         Session holder(archpmu::parse_event_list("branches@gp,branches@gp,"
-                                                 "branches@gp,branches@gp"), on_cpus({0}));
+                                                 "branches@gp,branches@gp"),
+                       on_cpus({0}));
         const std::string msg = open_message("branch-misses", {0});
         CHECK_THAT(msg, Catch::Contains("'branch-misses'"));
         CHECK_THAT(msg, Catch::Contains("pid " + std::to_string(::getpid())));
@@ -404,8 +405,9 @@ TEST_CASE("kill -9 mid-count and hotplug during counting, repeated, leave the PM
         const pid_t child = ::fork();
         REQUIRE(child >= 0);
         if (child == 0) {
-            Session s(archpmu::parse_event_list("instructions,cycles,branches,"
-                                                      "branch-misses"));
+            Session s(
+                archpmu::parse_event_list("instructions,cycles,branches,"
+                                          "branch-misses"));
             for (;;) {  // start, read, stop until killed, so the kill lands anywhere
                 s.start();
                 (void)s.read();

@@ -185,7 +185,8 @@ TEST_CASE(
     const auto before = pmu_msr_snapshot(dev, 0);
     {
         Session other(events("branches,branch-misses"), on_cpus({0}));  // GP 0 and 1
-        Session s(events("cache-references,cache-misses,bus-cycles,cycles@gp"), on_cpus({0}, Mux::on, StartAt::open));
+        Session s(events("cache-references,cache-misses,bus-cycles,cycles@gp"),
+                  on_cpus({0}, Mux::on, StartAt::open));
         for (int i = 0; i < 20; ++i) {
             for (const auto& v : s.read().values) {
                 CAPTURE(v.event, v.counter);
@@ -297,12 +298,12 @@ TEST_CASE(
 {
     LoadedModule module(std::string(kModel) + "mux_interval_ms=2");
     // Every GP counter of CPU 1 is held.
-    Session cpu1(events("branches,branch-misses,cache-references,cache-misses"), on_cpus({1}, Mux::off, StartAt::open));
+    Session cpu1(events("branches,branch-misses,cache-references,cache-misses"),
+                 on_cpus({1}, Mux::off, StartAt::open));
     archpmu::TaskScope self;
     self.kind = archpmu::TaskScope::Kind::thread;
     self.inherit = false;
-    Session task =
-        Session(events("branches,instructions"), on_task(self, Mux::on, StartAt::open));
+    Session task = Session(events("branches,instructions"), on_task(self, Mux::on, StartAt::open));
     spin_on(0, std::chrono::milliseconds(150));
     spin_on(1, std::chrono::milliseconds(150));
     task.stop();
@@ -354,8 +355,7 @@ TEST_CASE(
     CHECK_THROWS_AS(Session(events("r0400,instructions"), on_task(self)), archpmu::Error);
     std::map<std::pair<uint32_t, uint32_t>, archpmu::CountValue> at;
     {
-        Session task =
-            Session(events("r0400,instructions"), on_task(self, Mux::on, StartAt::open));
+        Session task = Session(events("r0400,instructions"), on_task(self, Mux::on, StartAt::open));
         spin_on(0, std::chrono::milliseconds(150));
         spin_on(1, std::chrono::milliseconds(150));
         task.stop();

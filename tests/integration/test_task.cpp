@@ -58,7 +58,9 @@ const archpmu::CountValue& on_cpu(const archpmu::Snapshot& s, uint32_t cpu)
 
 archpmu::Session self_session(const std::string& events = "branches")
 {
-    return archpmu::Session(archpmu::parse_event_list(events), on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::thread, 0, false}, Mux::off, StartAt::open));
+    return archpmu::Session(archpmu::parse_event_list(events),
+                            on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::thread, 0, false},
+                                    Mux::off, StartAt::open));
 }
 
 // In a forked child: an injection failure exits the child, never throws into Catch.
@@ -339,7 +341,10 @@ TEST_CASE("a task session on another process follows its children, exited ones i
                                            .c_str());
         return status == 0 ? 0 : 2;
     });
-    auto session = archpmu::Session(archpmu::parse_event_list("branches"), on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, child.pid(), true}, Mux::off, StartAt::open));
+    auto session = archpmu::Session(
+        archpmu::parse_event_list("branches"),
+        on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, child.pid(), true}, Mux::off,
+                StartAt::open));
     child.release();
     CHECK(child.wait() == 0);
     // The test's own injections (not a child of the target) are not counted.
@@ -403,7 +408,10 @@ TEST_CASE("stat -- COMMAND counts the command's time, not the busy CPUs'", "[tas
     const auto twin = run_tool("stat -a --json -e instructions:u -- sleep 0.5");
     // A 2 s spin on CPU 0, held before its exec, counted by its own session.
     archpmu::PendingCommand cmd({spin(), "rusage", "2", "0"});
-    auto session = archpmu::Session(archpmu::parse_event_list("instructions:u,instructions:k"), on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, cmd.pid(), true}, Mux::off, StartAt::open));
+    auto session = archpmu::Session(
+        archpmu::parse_event_list("instructions:u,instructions:k"),
+        on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, cmd.pid(), true}, Mux::off,
+                StartAt::open));
     rusage before{};
     rusage after{};
     ::getrusage(RUSAGE_CHILDREN, &before);
@@ -553,7 +561,10 @@ TEST_CASE("an enable-on-exec session counts from the exec on, nothing before", "
                     static_cast<char*>(nullptr));
             ::_exit(127);
         }
-        auto session = archpmu::Session(archpmu::parse_event_list("branches"), on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, child, true, on_exec}, Mux::off, StartAt::open));
+        auto session = archpmu::Session(
+            archpmu::parse_event_list("branches"),
+            on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, child, true, on_exec},
+                    Mux::off, StartAt::open));
         // The child has run and injected, but not exec'd: armed, nothing counted, no time.
         char c = 0;
         REQUIRE(::write(go[1], "g", 1) == 1);
@@ -588,7 +599,10 @@ TEST_CASE("an enable-on-exec session counts from the exec on, nothing before", "
                 static_cast<char*>(nullptr));
         return 127;
     });
-    auto stopped = archpmu::Session(archpmu::parse_event_list("branches"), on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, held.pid(), true, true}, Mux::off, StartAt::open));
+    auto stopped = archpmu::Session(
+        archpmu::parse_event_list("branches"),
+        on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, held.pid(), true, true},
+                Mux::off, StartAt::open));
     stopped.stop();
     held.release();
     CHECK(held.wait() == 0);
@@ -608,7 +622,10 @@ TEST_CASE("children the module could not follow are flagged, and stat warns", "[
         inject_here(kBranches, 10);
         return std::system(inject_here_cmd(5).c_str()) == 0 ? 0 : 2;
     });
-    auto session = archpmu::Session(archpmu::parse_event_list("branches"), on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, child.pid(), true}, Mux::off, StartAt::open));
+    auto session = archpmu::Session(
+        archpmu::parse_event_list("branches"),
+        on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, child.pid(), true}, Mux::off,
+                StartAt::open));
     const auto before = session.read();
     child.release();
     CHECK(child.wait() == 0);
@@ -764,7 +781,10 @@ TEST_CASE("a task that execs a set-id image leaves its task session, as in perf"
             ::_exit(127);
         }
         ::close(go[0]);
-        auto session = archpmu::Session(archpmu::parse_event_list("instructions:u"), on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, child, true}, Mux::off, StartAt::open));
+        auto session = archpmu::Session(
+            archpmu::parse_event_list("instructions:u"),
+            on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, child, true}, Mux::off,
+                    StartAt::open));
         REQUIRE(::write(go[1], "g", 1) == 1);
         ::close(go[1]);
         int status = 0;

@@ -8,7 +8,7 @@
 
 #include "archpmu.h"
 #include "archpmu/pmu.hpp"
-#include "archpmu/report.hpp"
+#include "report.hpp"
 
 namespace {
 

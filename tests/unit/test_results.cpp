@@ -29,8 +29,8 @@ TEST_CASE("results sum the CPUs and scale the sum as perf stat does", "[results]
     archpmu::Snapshot snap;
     snap.timestamp_ns = 42;
     // CPU-major: both events of CPU 0, then of CPU 1.
-    snap.values = {row(0, 0, 100, 1000, 1000), row(0, 1, 50, 1000, 500),
-                   row(1, 0, 300, 1000, 1000), row(1, 1, 150, 1000, 500)};
+    snap.values = {row(0, 0, 100, 1000, 1000), row(0, 1, 50, 1000, 500), row(1, 0, 300, 1000, 1000),
+                   row(1, 1, 150, 1000, 500)};
     snap.values[1].multiplexed = true;
     snap.values[3].crowded_out = true;
     const archpmu::Results r = archpmu::summarize(events, snap);

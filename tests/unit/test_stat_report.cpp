@@ -8,8 +8,8 @@
 
 #include "archpmu.h"
 #include "archpmu/error.hpp"
-#include "archpmu/stat_format.hpp"
-#include "archpmu/stat_report.hpp"
+#include "stat_format.hpp"
+#include "stat_report.hpp"
 
 namespace {
 

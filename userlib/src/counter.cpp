@@ -11,9 +11,8 @@ SessionOptions counter_options(Counter::Scope scope, const std::string& device)
     SessionOptions o;
     o.device = device;
     o.multiplex = true;
-    o.task = scope == Counter::Scope::thread
-                 ? TaskScope{TaskScope::Kind::thread, 0, false, false}
-                 : TaskScope{TaskScope::Kind::process, 0, true, false};
+    o.task = scope == Counter::Scope::thread ? TaskScope{TaskScope::Kind::thread, 0, false, false}
+                                             : TaskScope{TaskScope::Kind::process, 0, true, false};
     return o;
 }
 

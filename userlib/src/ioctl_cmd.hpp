@@ -8,24 +8,28 @@
 
 #include "archpmu/pmu.hpp"
 
-namespace archpmu::detail {
-
-// An ABI struct, zeroed, with its size field set.
-template <typename T>
-T zeroed_cmd()
+// Not exported from libarchpmu.so: the library's insides.
+namespace archpmu {
+namespace __attribute__((visibility("hidden"))) detail
 {
-    T cmd;
-    std::memset(&cmd, 0, sizeof(cmd));
-    cmd.size = sizeof(cmd);
-    return cmd;
-}
 
-// ioctl(fd, request, arg), or throw archpmu::Error with `what` and, when
-// given, the hint for the errno.
-void checked_ioctl(int fd, unsigned long request, void* arg, const std::string& what,
-                   const char* (*hint)(int err) = nullptr);
+    // An ABI struct, zeroed, with its size field set.
+    template <typename T>
+    T zeroed_cmd()
+    {
+        T cmd;
+        std::memset(&cmd, 0, sizeof(cmd));
+        cmd.size = sizeof(cmd);
+        return cmd;
+    }
 
-// ARCHPMU_IOC_CPU_INFO on the device file fd (Device::cpu_info's errors).
-CpuInfo cpu_info(int fd, std::uint32_t cpu);
+    // ioctl(fd, request, arg), or throw archpmu::Error with `what` and, when
+    // given, the hint for the errno.
+    void checked_ioctl(int fd, unsigned long request, void* arg, const std::string& what,
+                       const char* (*hint)(int err) = nullptr);
 
-}  // namespace archpmu::detail
+    // ARCHPMU_IOC_CPU_INFO on the device file fd (Device::cpu_info's errors).
+    CpuInfo cpu_info(int fd, std::uint32_t cpu);
+
+}  // namespace detail
+}  // namespace archpmu

@@ -5,10 +5,10 @@
 
 #include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
-#include "archpmu/report.hpp"
 #include "args.hpp"
 #include "list.hpp"
 #include "record.hpp"
+#include "report.hpp"
 #include "selftest.hpp"
 #include "stat.hpp"
 #include "watch.hpp"

@@ -161,8 +161,7 @@ private:
     UniqueFd fd_;
 };
 
-void print_summary(const Session& session, const PerfDataWriter& writer,
-                   const std::string& output)
+void print_summary(const Session& session, const PerfDataWriter& writer, const std::string& output)
 {
     for (const auto& s : session.ring_stats())
         std::cerr << "CPU" << s.cpu << ": " << s.samples << " samples, " << s.lost << " lost, "

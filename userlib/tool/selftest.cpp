@@ -20,7 +20,8 @@
 #include "archpmu/error.hpp"
 #include "archpmu/netlink.hpp"
 #include "archpmu/regs.hpp"
-#include "archpmu/report.hpp"
+#include "regs_format.hpp"
+#include "report.hpp"
 #include "selftest_checks.hpp"
 
 namespace archpmu::tool {

@@ -20,10 +20,10 @@
 #include "archpmu/error.hpp"
 #include "archpmu/pmu.hpp"
 #include "archpmu/session.hpp"
-#include "archpmu/stat_format.hpp"
-#include "archpmu/stat_report.hpp"
 #include "archpmu/unique_fd.hpp"
 #include "child.hpp"
+#include "stat_format.hpp"
+#include "stat_report.hpp"
 
 namespace archpmu::tool {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "archpmu/events.hpp"
-#include "archpmu/stat_format.hpp"
+#include "stat_format.hpp"
 
 namespace archpmu::tool {
 

@@ -20,6 +20,8 @@
 #include "archpmu/regs.hpp"
 #include "archpmu_netlink.h"
 #include "child.hpp"
+#include "notice_format.hpp"
+#include "regs_format.hpp"
 
 namespace archpmu::tool {
 

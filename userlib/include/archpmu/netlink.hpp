@@ -49,10 +49,6 @@ std::string_view holder_name(std::uint32_t holder);
 // its name) become '?'.
 std::string printable(const std::string& text);
 
-// One line for people; one JSON object on one line for programs.
-std::string notice_line(const Notice& n);
-std::string notice_json(const Notice& n);
-
 // A member of the "events" group. Throws archpmu::Error: ENOENT when the module
 // is not loaded, EPERM without CAP_SYS_ADMIN.
 class Monitor {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "archpmu/records.hpp"
 #include "archpmu/events.hpp"
+#include "archpmu/records.hpp"
 #include "archpmu/unique_fd.hpp"
 
 namespace archpmu {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // archpmu: the architectural PMU registers, named and decoded field by field
-// (the seeds' dump_perfmon), for `archpmu regs`.
+// (the SDM's field layouts).
 #pragma once
 
 #include <cstdint>
@@ -25,14 +25,5 @@ std::string register_name(std::uint32_t msr);
 // INUSE's pmi_inuse). Counters and other registers decode to nothing.
 std::vector<std::pair<std::string, std::uint64_t>> decode_register(std::uint32_t msr,
                                                                    std::uint64_t value);
-
-struct CpuRegisters {
-    std::uint32_t cpu = 0;
-    std::vector<Register> regs;
-};
-
-// A table per CPU (register, value, decoded fields), and one JSON document.
-std::string registers_table(const std::vector<CpuRegisters>& cpus);
-std::string registers_json(const std::vector<CpuRegisters>& cpus);
 
 }  // namespace archpmu

@@ -91,10 +91,10 @@ struct Result {
     std::uint64_t value = 0;
     std::uint64_t time_enabled_ns = 0;
     std::uint64_t time_running_ns = 0;
-    bool multiplexed = false;  // it took turns on some CPU
-    bool crowded_out = false;  // others held every counter it could use on some CPU
-    bool absent = false;       // no CPU of the session has it (hybrid): never counted
-    bool incomplete = false;   // a task session missed some children
+    bool multiplexed = false;         // it took turns on some CPU
+    bool crowded_out = false;         // others held every counter it could use on some CPU
+    bool absent = false;              // no CPU of the session has it (hybrid): never counted
+    bool incomplete = false;          // a task session missed some children
     std::vector<CountValue> per_cpu;  // the rows summed, in CPU order
 
     // value * enabled / running, as perf scales a multiplexed event; 0 if it never counted.
@@ -171,7 +171,7 @@ private:
     bool read_group_ = false;
     std::size_t page_size_ = 0;
     std::size_t corrupt_ = 0;
-    UniqueFd fd_;  // the session's file, or the device's that holds the session
+    UniqueFd fd_;                 // the session's file, or the device's that holds the session
     std::vector<Mapping> rings_;  // unmapped before fd_ closes
 };
 

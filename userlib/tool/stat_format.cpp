@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "archpmu/stat_format.hpp"
+#include "stat_format.hpp"
 
 #include <fmt/format.h>
 

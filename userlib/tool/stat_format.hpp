@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "archpmu/stat_report.hpp"
+#include "stat_report.hpp"
 
 namespace archpmu {
 

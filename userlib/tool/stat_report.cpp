@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "archpmu/stat_report.hpp"
+#include "stat_report.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "archpmu/report.hpp"
+#include "report.hpp"
 
 #include <fmt/format.h>
 
