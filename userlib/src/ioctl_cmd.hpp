@@ -9,27 +9,26 @@
 #include "archpmu/pmu.hpp"
 
 // Not exported from libarchpmu.so: the library's insides.
-namespace archpmu {
-namespace __attribute__((visibility("hidden"))) detail
+#pragma GCC visibility push(hidden)
+namespace archpmu::detail {
+
+// An ABI struct, zeroed, with its size field set.
+template <typename T>
+T zeroed_cmd()
 {
+    T cmd;
+    std::memset(&cmd, 0, sizeof(cmd));
+    cmd.size = sizeof(cmd);
+    return cmd;
+}
 
-    // An ABI struct, zeroed, with its size field set.
-    template <typename T>
-    T zeroed_cmd()
-    {
-        T cmd;
-        std::memset(&cmd, 0, sizeof(cmd));
-        cmd.size = sizeof(cmd);
-        return cmd;
-    }
+// ioctl(fd, request, arg), or throw archpmu::Error with `what` and, when
+// given, the hint for the errno.
+void checked_ioctl(int fd, unsigned long request, void* arg, const std::string& what,
+                   const char* (*hint)(int err) = nullptr);
 
-    // ioctl(fd, request, arg), or throw archpmu::Error with `what` and, when
-    // given, the hint for the errno.
-    void checked_ioctl(int fd, unsigned long request, void* arg, const std::string& what,
-                       const char* (*hint)(int err) = nullptr);
+// ARCHPMU_IOC_CPU_INFO on the device file fd (Device::cpu_info's errors).
+CpuInfo cpu_info(int fd, std::uint32_t cpu);
 
-    // ARCHPMU_IOC_CPU_INFO on the device file fd (Device::cpu_info's errors).
-    CpuInfo cpu_info(int fd, std::uint32_t cpu);
-
-}  // namespace detail
-}  // namespace archpmu
+}  // namespace archpmu::detail
+#pragma GCC visibility pop
