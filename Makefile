@@ -2,12 +2,13 @@
 # archpmu top-level build.
 #
 #   make            the module (kbuild, W=1, warnings are errors), the C++
-#                   library, the archpmu tool and the tests
+#                   library, the archpmu tool, the examples and the tests
 #   make check      everything, then all tests (unit, lint, VM integration on
 #                   Debian 12's kernel, the debug kernel, the RT kernel, and
 #                   Debian's 6.12 and newest kernels: scripts/matrix-kernel)
-#   make run        the main job: load the module and print `archpmu info`
-#                   (on the real PMU of an Intel host, else in the VM on the model)
+#   make run        the main job: load the module, run archpmu selftest, info,
+#                   stat, record, who, regs and monitor (on the real PMU of an
+#                   Intel host, else in the VM on the model)
 #   make bench      bench/archpmu_bench (real PMU on an Intel host, else the VM),
 #                   then bench/sampling.py (in the VM on the model)
 #   make lint       checkpatch --strict, clang-format, clang-tidy
@@ -33,6 +34,10 @@ KDIR ?= $(shell if [ -d /lib/modules/$(KVER_RUNNING)/build ]; then \
 RT_KDIR ?= $(shell ls -d /lib/modules/*-rt-*/build 2>/dev/null | sort -V | tail -n 1)
 export ARCHPMU_KVER ?= $(notdir $(patsubst %/,%,$(dir $(KDIR))))
 
+# The tree's module has the test-only commands (uapi/archpmu_test.h) the tests
+# drive the model with; make install builds its own without them (in
+# INSTALL_BUILD/kmod), as DKMS does.
+ARCHPMU_TEST ?= 1
 BUILD ?= build/user
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -50,7 +55,7 @@ all: module user
 module:
 	@test -n "$(KDIR)" -a -d "$(KDIR)" || { \
 		echo "no kernel build tree: run scripts/install-deps, or set KDIR=" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 ARCHPMU_TEST=$(ARCHPMU_TEST) modules
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
@@ -94,12 +99,16 @@ bench: all
 lint: user
 	scripts/lint
 
-install: module
+install:
+	@test -n "$(KDIR)" -a -d "$(KDIR)" || { \
+		echo "no kernel build tree: run scripts/install-deps, or set KDIR=" >&2; exit 1; }
+	ARCHPMU_TEST=0 scripts/build-kmod $(KDIR) $(INSTALL_BUILD)/kmod > /dev/null
 	cmake -S . -B $(INSTALL_BUILD) -DARCHPMU_BUILD_TESTS=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(INSTALL_BUILD) -j $(JOBS) --target archpmu_tool archpmu_shared archpmu_static
 	DESTDIR=$(DESTDIR) cmake --install $(INSTALL_BUILD)
-	install -D -m 0644 module/archpmu.ko $(DESTDIR)/lib/modules/$(ARCHPMU_KVER)/extra/archpmu.ko
+	install -D -m 0644 $(INSTALL_BUILD)/kmod/module/archpmu.ko \
+		$(DESTDIR)/lib/modules/$(ARCHPMU_KVER)/extra/archpmu.ko
 	install -D -m 0644 udev/99-archpmu.rules $(DESTDIR)/etc/udev/rules.d/99-archpmu.rules
 	@if [ -z "$(DESTDIR)" ]; then depmod -a $(ARCHPMU_KVER) && ldconfig; \
 	else echo "install: staged in $(DESTDIR); run depmod -a $(ARCHPMU_KVER) where it lands"; fi

@@ -2,7 +2,7 @@
 /*
  * Every kernel-version shim archpmu needs, in one place. The module is built
  * and tested on Debian 12's 6.1, Debian's 6.12 and the newest kernel Debian
- * ships (README, "Kernels"); each shim names the release that changed the API.
+ * ships (docs/install.md, "Kernels"); each shim names the release that changed the API.
  */
 #ifndef ARCHPMU_COMPAT_H
 #define ARCHPMU_COMPAT_H

@@ -44,12 +44,10 @@ struct archpmu_ioctl_op {
 		.execute = _fn,						\
 	}
 
-/* Every struct a command takes fits in this. */
+/* Every struct a command takes fits in this (ARCHPMU_IOCTL_OP checks). */
 union archpmu_ucmd_buffer {
 	struct archpmu_info info;
 	struct archpmu_cpu_info cpu_info;
-	struct archpmu_model_msr model_msr;
-	struct archpmu_model_inject model_inject;
 	struct archpmu_count_open count_open;
 	struct archpmu_count_ctl count_ctl;
 	struct archpmu_count_read count_read;

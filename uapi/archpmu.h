@@ -37,15 +37,15 @@
 /* archpmu_info.capabilities: the commands and features this module has. */
 #define ARCHPMU_CAP_INFO	0x1ULL	/* ARCHPMU_IOC_INFO */
 #define ARCHPMU_CAP_CPU_INFO	0x2ULL	/* ARCHPMU_IOC_CPU_INFO */
-#define ARCHPMU_CAP_MODEL_MSR	0x4ULL	/* ARCHPMU_IOC_MODEL_MSR (model backend only) */
+/* 0x4ULL: reserved, ARCHPMU_CAP_MODEL_MSR of the test builds (archpmu_test.h) */
 #define ARCHPMU_CAP_COUNT	0x8ULL	/* ARCHPMU_IOC_COUNT_* */
-#define ARCHPMU_CAP_MODEL_INJECT 0x10ULL /* ARCHPMU_IOC_MODEL_INJECT (model backend only) */
+/* 0x10ULL: reserved, ARCHPMU_CAP_MODEL_INJECT of the test builds (archpmu_test.h) */
 #define ARCHPMU_CAP_SESSION_FD	0x20ULL	/* ARCHPMU_COUNT_OPEN_FD: a session is its own file */
 #define ARCHPMU_CAP_OPEN_START	0x40ULL	/* ARCHPMU_COUNT_OPEN_START */
 #define ARCHPMU_CAP_SAMPLE	0x80ULL	/* archpmu_count_open.sample_events: sampling */
 #define ARCHPMU_CAP_REGS	0x100ULL /* ARCHPMU_IOC_REGS */
 #define ARCHPMU_CAP_NETLINK	0x200ULL /* the generic netlink family (archpmu_netlink.h) */
-#define ARCHPMU_CAP_TASK	0x400ULL /* ARCHPMU_COUNT_OPEN_TASK, ARCHPMU_INJECT_HERE */
+#define ARCHPMU_CAP_TASK	0x400ULL /* ARCHPMU_COUNT_OPEN_TASK */
 #define ARCHPMU_CAP_ENABLE_ON_EXEC 0x800ULL /* ARCHPMU_TASK_ENABLE_ON_EXEC */
 #define ARCHPMU_CAP_MULTIPLEX	0x1000ULL /* ARCHPMU_COUNT_OPEN_MULTIPLEX, event groups */
 #define ARCHPMU_CAP_COUNTER_MASK 0x2000ULL /* ARCHPMU_EVENT_GP_MASK, cpu_info.cpuid_01_eax */
@@ -186,26 +186,6 @@ struct archpmu_cpu_info {
 				 */
 	__u32 __reserved0;	/* in and out: 0 */
 	__u64 __reserved[3];	/* in and out: 0 */
-};
-
-/*
- * Test-only, model backend only: one RDMSR or WRMSR executed by the model on
- * the given CPU, through the same access layer the driver uses. Needs
- * CAP_SYS_ADMIN. Extra errors:
- *   -EOPNOTSUPP  the backend is not the model
- *   -EPERM       no CAP_SYS_ADMIN
- *   -ENXIO, -ENODEV as for ARCHPMU_IOC_CPU_INFO
- *   -EACCES      a write to an MSR outside the architectural PMU set
- *   -EIO         the model raised #GP (reserved bit, absent or read-only MSR)
- */
-#define ARCHPMU_MODEL_MSR_WRITE	0x001U
-
-struct archpmu_model_msr {
-	__u32 size;		/* in */
-	__u32 flags;		/* in: ARCHPMU_MODEL_MSR_WRITE or 0 */
-	__u32 cpu;		/* in */
-	__u32 msr;		/* in */
-	__u64 value;		/* in for a write, out for a read */
 };
 
 /*
@@ -434,7 +414,13 @@ struct archpmu_count_open {
 	__u32 bad_cpu;		/* out on error: the offending CPU, or ~0 */
 	__u32 nr_cpus_opened;	/* out: CPUs in the session (0 on error) */
 	__u32 __reserved0;	/* in and out: 0 */
-	__u64 __reserved[2];	/* in and out: 0 */
+	/*
+	 * Retired: never given a meaning, kept so that the fields after them
+	 * stay where they are. Must be 0 (-EINVAL otherwise); a field that
+	 * takes them over comes with a capability bit of its own, so a module
+	 * that checks them as 0 refuses it rather than ignores it.
+	 */
+	__u64 __reserved[2];
 	/* Since ABI 1's second layout (72 bytes); ignored on input. */
 	__u32 busy_holder;	/* out on -EBUSY: ARCHPMU_HOLDER_*, who holds the counters */
 	__u32 busy_pid;		/* out with ARCHPMU_HOLDER_SESSION: its process (in the
@@ -609,29 +595,6 @@ struct archpmu_count_read {
 };
 
 /*
- * Test-only, model backend only, CAP_SYS_ADMIN: add exactly @count
- * occurrences of the event (event select | umask << 8) on @cpu, at CPL 0
- * (ARCHPMU_INJECT_OS) or CPL 3 (ARCHPMU_INJECT_USR), to every counter of
- * that CPU that counts it, as one cycle would (CMASK, INV and edge apply).
- * With ARCHPMU_INJECT_HERE (capability ARCHPMU_CAP_TASK) @cpu must be 0 and
- * the events happen on the CPU the caller runs on, in the caller's time
- * slice: a task session of the caller counts them.
- */
-#define ARCHPMU_INJECT_USR	0x001U
-#define ARCHPMU_INJECT_OS	0x002U
-#define ARCHPMU_INJECT_HERE	0x004U
-
-struct archpmu_model_inject {
-	__u32 size;		/* in */
-	__u32 flags;		/* in: exactly one of ARCHPMU_INJECT_USR, ARCHPMU_INJECT_OS;
-				 * ARCHPMU_INJECT_HERE
-				 */
-	__u32 cpu;		/* in */
-	__u32 event;		/* in: event select | umask << 8 */
-	__u64 count;		/* in */
-};
-
-/*
  * Every architectural PMU register of one CPU as it holds it now, read on
  * that CPU through the backend in use (read-only: nothing is written), so
  * a user can see what another tool left programmed. Needs CAP_PERFMON or
@@ -668,13 +631,13 @@ struct archpmu_regs_read {
 #define ARCHPMU_IOC_TYPE	0xB8
 #define ARCHPMU_IOC_INFO	_IO(ARCHPMU_IOC_TYPE, 0x00)
 #define ARCHPMU_IOC_CPU_INFO	_IO(ARCHPMU_IOC_TYPE, 0x01)
-#define ARCHPMU_IOC_MODEL_MSR	_IO(ARCHPMU_IOC_TYPE, 0x02)
+/* 0x02: reserved, ARCHPMU_IOC_MODEL_MSR of the test builds (archpmu_test.h) */
 #define ARCHPMU_IOC_COUNT_OPEN	_IO(ARCHPMU_IOC_TYPE, 0x10)
 #define ARCHPMU_IOC_COUNT_START	_IO(ARCHPMU_IOC_TYPE, 0x11)
 #define ARCHPMU_IOC_COUNT_STOP	_IO(ARCHPMU_IOC_TYPE, 0x12)
 #define ARCHPMU_IOC_COUNT_RESET	_IO(ARCHPMU_IOC_TYPE, 0x13)
 #define ARCHPMU_IOC_COUNT_READ	_IO(ARCHPMU_IOC_TYPE, 0x14)
-#define ARCHPMU_IOC_MODEL_INJECT _IO(ARCHPMU_IOC_TYPE, 0x15)
+/* 0x15: reserved, ARCHPMU_IOC_MODEL_INJECT of the test builds (archpmu_test.h) */
 #define ARCHPMU_IOC_REGS	_IO(ARCHPMU_IOC_TYPE, 0x16)
 
 #endif /* _UAPI_LINUX_ARCHPMU_H */

@@ -19,6 +19,7 @@
 #include <linux/slab.h>
 
 #include "../session/session.h"
+#include "../../uapi/archpmu_test.h"
 #include "dev.h"
 
 struct archpmu_dev_file {
@@ -33,7 +34,7 @@ u64 archpmu_capabilities(void)
 		   ARCHPMU_CAP_REGS | ARCHPMU_CAP_NETLINK | ARCHPMU_CAP_MULTIPLEX |
 		   ARCHPMU_CAP_COUNTER_MASK;
 
-	if (archpmu_backend->id == ARCHPMU_BACKEND_MODEL)
+	if (IS_ENABLED(CONFIG_ARCHPMU_TEST) && archpmu_backend->id == ARCHPMU_BACKEND_MODEL)
 		caps |= ARCHPMU_CAP_MODEL_MSR | ARCHPMU_CAP_MODEL_INJECT;
 	if (archpmu_task_supported())
 		caps |= ARCHPMU_CAP_TASK | ARCHPMU_CAP_ENABLE_ON_EXEC;
@@ -138,10 +139,12 @@ static const struct archpmu_ioctl_op archpmu_ioctl_ops[] = {
 	ARCHPMU_IOCTL_OP(INFO, archpmu_ioc_info, struct archpmu_info, __reserved),
 	ARCHPMU_IOCTL_OP(CPU_INFO, archpmu_ioc_cpu_info, struct archpmu_cpu_info,
 			 __reserved),
+#ifdef CONFIG_ARCHPMU_TEST
 	ARCHPMU_IOCTL_OP(MODEL_MSR, archpmu_ioc_model_msr, struct archpmu_model_msr,
 			 value),
 	ARCHPMU_IOCTL_OP(MODEL_INJECT, archpmu_ioc_model_inject,
 			 struct archpmu_model_inject, count),
+#endif
 	ARCHPMU_IOCTL_OP(REGS, archpmu_ioc_regs, struct archpmu_regs_read, timestamp_ns),
 	ARCHPMU_IOCTL_OP(COUNT_OPEN, archpmu_ioc_count_open,
 			 struct archpmu_count_open, __reserved),

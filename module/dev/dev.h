@@ -14,7 +14,7 @@ void archpmu_chardev_exit(void);
 /* A CPU number from user space, checked and clamped against speculation. */
 int archpmu_user_cpu(u32 *cpu);
 
-/* model_ioctl.c: the test-only model commands */
+/* model_ioctl.c: the test-only model commands (CONFIG_ARCHPMU_TEST) */
 int archpmu_ioc_model_msr(struct archpmu_ucmd *ucmd);
 int archpmu_ioc_model_inject(struct archpmu_ucmd *ucmd);
 

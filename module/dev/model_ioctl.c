@@ -9,6 +9,7 @@
 #include <linux/smp.h>
 
 #include "../pmu/pmu.h"
+#include "../../uapi/archpmu_test.h"
 #include "dev.h"
 
 static bool is_model(void)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Architectural PMU facts: MSR addresses, CPUID decoding and the valid-bit
- * masks of the control MSRs (Intel SDM Vol3B ch.18; ../shared/docs/pmu-spec.md).
+ * masks of the control MSRs (Intel SDM Vol. 3B ch. 18; docs/pmu.md).
  * Portable: built into the module and into the user-space unit tests.
  */
 #ifndef ARCHPMU_ARCH_PMU_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * RDMSR/WRMSR semantics of the architectural PMU registers, as the SDM and
- * KVM's Intel vPMU define them (pmu-spec.md §3, §6.1): absent counters and
+ * KVM's Intel vPMU define them (docs/pmu.md §3, §7): absent counters and
  * reserved bits raise #GP, legacy counter writes sign-extend bit 31, full
  * width writes must fit the width, GLOBAL_STATUS and INUSE are read-only.
  * Fixed counters are strict: bits above the width raise #GP.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The register file of one modelled logical CPU and its RDMSR/WRMSR
- * semantics (pmu-spec.md §3). Portable: the unit tests drive it directly.
+ * semantics (docs/pmu.md §3). Portable: the unit tests drive it directly.
  */
 #ifndef ARCHPMU_MODEL_REGS_H
 #define ARCHPMU_MODEL_REGS_H

@@ -2,7 +2,7 @@
 /*
  * The PMU operations of each architectural version, as batch steps: v1 has
  * no global MSRs, v2+ add IA32_PERF_GLOBAL_CTRL/STATUS/OVF_CTRL and
- * IA32_FIXED_CTR_CTRL (pmu-spec.md §2-3). v4's IA32_PERF_GLOBAL_INUSE is
+ * IA32_FIXED_CTR_CTRL (docs/pmu.md §3). v4's IA32_PERF_GLOBAL_INUSE is
  * never read here: it reports the idle event selects perf leaves behind as
  * in use, and a hypervisor need not emulate it (a #GP would fail sessions).
  */

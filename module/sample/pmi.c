@@ -2,7 +2,7 @@
 /*
  * The PMI handler and the sampling tick.
  *
- * The handler follows intel_pmu_handle_irq (pmu-spec.md §5.3): GLOBAL_CTRL
+ * The handler follows intel_pmu_handle_irq (docs/pmu.md §5): GLOBAL_CTRL
  * = 0, read GLOBAL_STATUS, ack our bits through OVF_CTRL, then for each of
  * our overflowed counters fold, reload -period and write a sample; again
  * while our bits stay set (at most PMI_MAX_LOOPS times: then our counters

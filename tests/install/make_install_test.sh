@@ -40,6 +40,15 @@ if find "$root" -name '*itest*' -o -name 'archpmu_hog*' -o -name 'archpmu_leak*'
 	echo "make install installed test files"
 	exit 1
 fi
+# The installed module has no test-only command (uapi/archpmu_test.h), and the
+# tree's own module, which the tests load, still has them.
+ko=$root/lib/modules/$kver/extra/archpmu.ko
+if nm "$ko" | grep -q archpmu_ioc_model; then
+	echo "make install installed a module with the test-only commands"
+	exit 1
+fi
+nm "$top/module/archpmu.ko" | grep -q archpmu_ioc_model_msr ||
+	{ echo "make install rebuilt the tree's module without the test-only commands"; exit 1; }
 # One version: the tool, the module's modinfo, the pkg-config file, the man pages.
 tool_version=$(LD_LIBRARY_PATH="$root/usr/lib/$arch" "$root/usr/bin/archpmu" --version)
 [ "$tool_version" = "archpmu version $version" ] || { echo "tool: $tool_version"; exit 1; }
@@ -47,4 +56,4 @@ ko_version=$(modinfo -F version "$root/lib/modules/$kver/extra/archpmu.ko")
 [ "$ko_version" = "$version" ] || { echo "modinfo: $ko_version, not $version"; exit 1; }
 grep -qx "Version: $version" "$root/usr/lib/$arch/pkgconfig/archpmu.pc"
 grep -q "\"archpmu $version\"" "$root/usr/share/man/man1/archpmu-stat.1"
-echo "make install test passed: every file under DESTDIR, no tests, version $version everywhere"
+echo "make install test passed: every file under DESTDIR, no tests, no test-only commands, version $version everywhere"

@@ -23,6 +23,7 @@
 #include "../common/cpuid_dump.hpp"
 #include "archpmu.h"
 #include "archpmu/error.hpp"
+#include "archpmu_test.h"
 
 namespace archpmu::itest {
 namespace {
@@ -213,7 +214,7 @@ std::map<uint32_t, uint64_t> pmu_msr_snapshot(const archpmu::Device& dev, uint32
     std::map<uint32_t, uint64_t> out;
     const auto add = [&](uint32_t msr) {
         try {
-            out[msr] = dev.model_read_msr(cpu, msr);
+            out[msr] = model_read_msr(dev, cpu, msr);
         } catch (const archpmu::Error&) {
             out[msr] = ~0ULL;
         }
@@ -270,6 +271,39 @@ std::string dump_params(const std::string& file)
         params += " model_cpuid_hybrid=" + archpmu::test::model_cpuid_param(types.at(1)) +
                   " model_hybrid_cpus=" + odd_cpu_list();
     return params;
+}
+
+namespace {
+
+uint64_t model_msr(const archpmu::Device& dev, uint32_t cpu, uint32_t msr, bool write,
+                   uint64_t value)
+{
+    archpmu_model_msr cmd{};
+    cmd.size = sizeof(cmd);
+    cmd.flags = write ? ARCHPMU_MODEL_MSR_WRITE : 0;
+    cmd.cpu = cpu;
+    cmd.msr = msr;
+    cmd.value = value;
+    if (::ioctl(dev.fd(), ARCHPMU_IOC_MODEL_MSR, &cmd) != 0) {
+        const int err = errno;
+        char what[96];
+        (void)std::snprintf(what, sizeof(what), "model %s 0x%x on CPU %u",
+                            write ? "WRMSR" : "RDMSR", msr, cpu);
+        throw archpmu::Error(err, what);
+    }
+    return cmd.value;
+}
+
+}  // namespace
+
+uint64_t model_read_msr(const archpmu::Device& dev, uint32_t cpu, uint32_t msr)
+{
+    return model_msr(dev, cpu, msr, false, 0);
+}
+
+void model_write_msr(const archpmu::Device& dev, uint32_t cpu, uint32_t msr, uint64_t value)
+{
+    (void)model_msr(dev, cpu, msr, true, value);
 }
 
 void pin_to(unsigned cpu)

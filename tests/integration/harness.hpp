@@ -67,17 +67,22 @@ void inject_here(uint32_t code, uint64_t count, bool user = true);
 // Every architectural PMU MSR of a CPU as the model holds it (absent ones as ~0).
 std::map<uint32_t, uint64_t> pmu_msr_snapshot(const archpmu::Device& dev, uint32_t cpu);
 
-// One figure for README's Reliability table: a "reliability: NAME VALUE" line on
+// One figure for the Reliability table (docs/testing.md): a "reliability: NAME VALUE" line on
 // stdout, which tests/vm_suite.sh adds up per kernel.
 void report_figure(const char* name, uint64_t value);
 
 std::vector<unsigned> online_cpus();
 // The odd-numbered online CPUs, as a CPU list: the "second core type" in hybrid tests.
 std::string odd_cpu_list();
-// The model's parameters that impersonate a real CPUID dump (tests/data/cpuid/file):
+// The model's parameters that impersonate a real CPUID dump (tests/data/cpuid/FILE):
 // hybrid dumps' second core type on the odd CPUs.
 std::string dump_params(const std::string& file);
 bool is_odd_cpu(unsigned cpu);
+
+// One RDMSR or WRMSR executed by the model on `cpu` (ARCHPMU_IOC_MODEL_MSR,
+// archpmu_test.h); throws archpmu::Error naming the MSR.
+uint64_t model_read_msr(const archpmu::Device& dev, uint32_t cpu, uint32_t msr);
+void model_write_msr(const archpmu::Device& dev, uint32_t cpu, uint32_t msr, uint64_t value);
 
 // Keep the calling thread on `cpu` (it runs there on return), or let it run on
 // every online CPU again.

@@ -22,6 +22,7 @@
 #include "archpmu/error.hpp"
 #include "archpmu/events.hpp"
 #include "archpmu/session.hpp"
+#include "archpmu_test.h"
 #include "harness.hpp"
 
 using namespace archpmu::itest;
@@ -184,7 +185,7 @@ TEST_CASE("64-bit totals stay exact through wraps of a narrow counter", "[counti
     }
     CHECK(expected > 0xffff * 3);
     // The hardware wrapped and flagged it; archpmu acknowledged the bits it owns.
-    CHECK((dev.model_read_msr(0, 0x38e) & (0x1 | 1ULL << 32)) == 0);
+    CHECK((model_read_msr(dev, 0, 0x38e) & (0x1 | 1ULL << 32)) == 0);
     s.stop();
 }
 
@@ -196,13 +197,13 @@ TEST_CASE("v1 starts and stops through the EN bits, v2+ through GLOBAL_CTRL", "[
         archpmu::Device dev;
         Session s(events("instructions,branches"), on_cpus({0}));
         CHECK(archpmu::counter_name(s.counters()[0]) == "gp0");
-        CHECK((dev.model_read_msr(0, 0x186) & ARCHPMU_EVTSEL_EN) == 0);
+        CHECK((model_read_msr(dev, 0, 0x186) & ARCHPMU_EVTSEL_EN) == 0);
         s.start();
-        CHECK((dev.model_read_msr(0, 0x186) & ARCHPMU_EVTSEL_EN) != 0);
-        CHECK((dev.model_read_msr(0, 0x187) & ARCHPMU_EVTSEL_EN) != 0);
+        CHECK((model_read_msr(dev, 0, 0x186) & ARCHPMU_EVTSEL_EN) != 0);
+        CHECK((model_read_msr(dev, 0, 0x187) & ARCHPMU_EVTSEL_EN) != 0);
         inject(0, 0x00c0, 11);
         s.stop();
-        CHECK((dev.model_read_msr(0, 0x186) & ARCHPMU_EVTSEL_EN) == 0);
+        CHECK((model_read_msr(dev, 0, 0x186) & ARCHPMU_EVTSEL_EN) == 0);
         inject(0, 0x00c0, 5);
         CHECK(values(s)[0] == std::vector<uint64_t>{11, 0});
     }
@@ -212,12 +213,12 @@ TEST_CASE("v1 starts and stops through the EN bits, v2+ through GLOBAL_CTRL", "[
         archpmu::Device dev;
         Session s(events("instructions,branches"), on_cpus({0}));
         const uint64_t ours = 1ULL << 32 | 0x1;  // fixed0, gp0
-        CHECK((dev.model_read_msr(0, 0x38f) & ours) == 0);
+        CHECK((model_read_msr(dev, 0, 0x38f) & ours) == 0);
         s.start();
-        CHECK((dev.model_read_msr(0, 0x38f) & ours) == ours);
-        CHECK(dev.model_read_msr(0, 0x38d) == 0x3);  // fixed0: OS and USR
+        CHECK((model_read_msr(dev, 0, 0x38f) & ours) == ours);
+        CHECK(model_read_msr(dev, 0, 0x38d) == 0x3);  // fixed0: OS and USR
         s.stop();
-        CHECK((dev.model_read_msr(0, 0x38f) & ours) == 0);
+        CHECK((model_read_msr(dev, 0, 0x38f) & ours) == 0);
     }
 }
 
@@ -394,11 +395,11 @@ TEST_CASE("a counter another agent programmed is refused with EBUSY", "[counting
     LoadedModule module(std::string(kExact) + "model_version=4");
     archpmu::Device dev;
     KernelLog log;
-    dev.model_write_msr(0, 0x186 + 3, 0x4300c4);  // EN set on GP 3
+    model_write_msr(dev, 0, 0x186 + 3, 0x4300c4);  // EN set on GP 3
     CHECK(open_errno("branches@gp3", {0}) == EBUSY);
     CHECK(log.grep("GP counter 3 is in use by another agent").size() == 1);
-    dev.model_write_msr(0, 0x186 + 3, 0);
-    dev.model_write_msr(0, 0x38d, 0x20);  // fixed counter 1 enabled for USR
+    model_write_msr(dev, 0, 0x186 + 3, 0);
+    model_write_msr(dev, 0, 0x38d, 0x20);  // fixed counter 1 enabled for USR
     CHECK(open_errno("cycles", {0}) == EBUSY);
     CHECK(open_errno("cycles", {1}) == 0);
 }
@@ -410,7 +411,7 @@ TEST_CASE("a v4 PMU whose GLOBAL_INUSE raises #GP counts, and regs leaves it out
 {
     LoadedModule module(std::string(kExact) + "model_version=4 model_quirks=1");
     archpmu::Device dev;
-    CHECK_THROWS_AS(dev.model_read_msr(0, 0x392), archpmu::Error);
+    CHECK_THROWS_AS(model_read_msr(dev, 0, 0x392), archpmu::Error);
     {
         Session s(events("branches,instructions"), on_cpus({0}));
         s.start();
@@ -450,7 +451,7 @@ TEST_CASE("TSX_FORCE_ABORT parts never get GP counter 3", "[counting][tsx]")
         inject(0, 0x00c4, 9);
         s.stop();
         CHECK(values(s)[0][2] == 9);
-        CHECK(dev.model_read_msr(0, 0x186 + 3) == 0);
+        CHECK(model_read_msr(dev, 0, 0x186 + 3) == 0);
         CHECK(run_tool("info").out.find("GP counter 3 is left to TSX") != std::string::npos);
     }
     SECTION("RTM always aborts: GP 3 is free")
@@ -497,7 +498,7 @@ TEST_CASE("a flood of refusals leaves the kernel log readable", "[counting][shar
 {
     LoadedModule module(std::string(kExact) + "model_version=4");
     archpmu::Device dev;
-    dev.model_write_msr(0, 0x186 + 3, 0x4300c4);  // EN set on GP 3
+    model_write_msr(dev, 0, 0x186 + 3, 0x4300c4);  // EN set on GP 3
     KernelLog log;
     // A line just before the flood: 3,000 unlimited lines (~400 KB) would wrap it away.
     write_file("/dev/kmsg", "archpmu-itest: before the flood");
@@ -518,7 +519,7 @@ TEST_CASE("a flood of refusals leaves the kernel log readable", "[counting][shar
     CHECK(log.grep("in use by another agent").size() == flood.size() + 1);
     CHECK(!log.grep("callbacks suppressed").empty());
     CHECK(run_command("dmesg | grep -c 'archpmu-itest: before the flood'").out == "1\n");
-    dev.model_write_msr(0, 0x186 + 3, 0);
+    model_write_msr(dev, 0, 0x186 + 3, 0);
 }
 
 // perf's x86_pmu_disable_event clears EN alone: event, umask, USR, OS and INT
@@ -530,9 +531,9 @@ TEST_CASE("counters perf used before are taken and put back as found", "[countin
     LoadedModule module(std::string(kExact) + "model_version=4");
     archpmu::Device dev;
     constexpr uint64_t kPerfLeftover = 0x1300c4;  // BR_INST_RETIRED, USR, OS, INT; EN clear
-    dev.model_write_msr(0, 0x186 + 3, kPerfLeftover);
-    dev.model_write_msr(0, 0x38d, 0x8 << 4);  // fixed counter 1: its PMI bit, no ring bit
-    CHECK((dev.model_read_msr(0, 0x392) & 0x8) == 0x8);  // INUSE shows GP 3
+    model_write_msr(dev, 0, 0x186 + 3, kPerfLeftover);
+    model_write_msr(dev, 0, 0x38d, 0x8 << 4);  // fixed counter 1: its PMI bit, no ring bit
+    CHECK((model_read_msr(dev, 0, 0x392) & 0x8) == 0x8);  // INUSE shows GP 3
     const auto before = pmu_msr_snapshot(dev, 0);
     KernelLog log;
     {
@@ -545,7 +546,7 @@ TEST_CASE("counters perf used before are taken and put back as found", "[countin
     }
     CHECK(log.grep("in use by another agent").empty());
     CHECK(pmu_msr_snapshot(dev, 0) == before);
-    CHECK(dev.model_read_msr(0, 0x186 + 3) == kPerfLeftover);
+    CHECK(model_read_msr(dev, 0, 0x186 + 3) == kPerfLeftover);
 }
 
 TEST_CASE("closing, killing and unloading leave the PMU as it was", "[counting][release]")
@@ -553,10 +554,10 @@ TEST_CASE("closing, killing and unloading leave the PMU as it was", "[counting][
     LoadedModule module(std::string(kExact) + "model_version=4 model_full_width=1");
     archpmu::Device dev;
     // Leftovers of some earlier user: counter values, an idle event select.
-    dev.model_write_msr(0, 0xc1, 0x1234);
-    dev.model_write_msr(0, 0x4c1 + 1, 0xabcdef012345ULL);
-    dev.model_write_msr(0, 0x309 + 1, 0x77);
-    dev.model_write_msr(0, 0x38f, 0xf | 0x2ULL << 32);
+    model_write_msr(dev, 0, 0xc1, 0x1234);
+    model_write_msr(dev, 0, 0x4c1 + 1, 0xabcdef012345ULL);
+    model_write_msr(dev, 0, 0x309 + 1, 0x77);
+    model_write_msr(dev, 0, 0x38f, 0xf | 0x2ULL << 32);
     const auto before = pmu_msr_snapshot(dev, 0);
 
     SECTION("close")
@@ -627,7 +628,7 @@ TEST_CASE("a session keeps its counts and keeps counting across a suspend", "[co
     write_file("/sys/power/state", "freeze");
     write_file("/sys/power/pm_test", "none");
     CHECK(values(s)[0][0] == 100);
-    CHECK((dev.model_read_msr(0, 0x38f) & (1ULL << 32 | 0x1)) == (1ULL << 32 | 0x1));
+    CHECK((model_read_msr(dev, 0, 0x38f) & (1ULL << 32 | 0x1)) == (1ULL << 32 | 0x1));
     inject(0, 0x00c0, 23);
     CHECK(values(s)[0] == std::vector<uint64_t>{123, 0});
 }

@@ -13,6 +13,7 @@
 #include "../common/dump_expectations.hpp"
 #include "archpmu/device.hpp"
 #include "archpmu/pmu.hpp"
+#include "archpmu_test.h"
 #include "harness.hpp"
 
 using namespace archpmu::itest;

@@ -28,6 +28,7 @@
 #include "archpmu.h"
 #include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
+#include "archpmu_test.h"
 #include "harness.hpp"
 
 using namespace archpmu::itest;

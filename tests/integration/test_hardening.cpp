@@ -339,8 +339,8 @@ TEST_CASE("perf's wholesale GLOBAL_CTRL rewrites change neither counts nor start
     // What x86_pmu_disable_all() and intel_pmu_enable_all() write.
     const uint64_t every_counter = 0xfULL | 0x7ULL << 32;
     const auto perf_disable_enable = [&] {
-        dev.model_write_msr(0, 0x38f, 0);
-        dev.model_write_msr(0, 0x38f, every_counter);
+        model_write_msr(dev, 0, 0x38f, 0);
+        model_write_msr(dev, 0, 0x38f, every_counter);
     };
     const auto counts = [&] {
         std::vector<uint64_t> v;

@@ -14,6 +14,7 @@
 
 #include "archpmu.h"
 #include "archpmu/unique_fd.hpp"
+#include "archpmu_test.h"
 #include "harness.hpp"
 
 using namespace archpmu::itest;

@@ -21,7 +21,7 @@ constexpr uint32_t STATUS_SET = 0x391, INUSE = 0x392, PERF_CAPS = 0x345;
 int write_errno(const archpmu::Device& dev, uint32_t cpu, uint32_t msr, uint64_t v)
 {
     try {
-        dev.model_write_msr(cpu, msr, v);
+        model_write_msr(dev, cpu, msr, v);
         return 0;
     } catch (const archpmu::Error& e) {
         return e.code().value();
@@ -31,7 +31,7 @@ int write_errno(const archpmu::Device& dev, uint32_t cpu, uint32_t msr, uint64_t
 int read_errno(const archpmu::Device& dev, uint32_t cpu, uint32_t msr)
 {
     try {
-        (void)dev.model_read_msr(cpu, msr);
+        (void)model_read_msr(dev, cpu, msr);
         return 0;
     } catch (const archpmu::Error& e) {
         return e.code().value();
@@ -48,25 +48,25 @@ TEST_CASE("model MSRs of a v5 part with full-width writes", "[model-msr]")
     const archpmu::Device dev;
     for (unsigned cpu : online_cpus()) {
         CAPTURE(cpu);
-        CHECK(dev.model_read_msr(cpu, CTRL) == 0xff);  // reset: the GP counters
-        CHECK(dev.model_read_msr(cpu, PERF_CAPS) == 1ULL << 13);
+        CHECK(model_read_msr(dev, cpu, CTRL) == 0xff);  // reset: the GP counters
+        CHECK(model_read_msr(dev, cpu, PERF_CAPS) == 1ULL << 13);
 
         // Legacy writes sign-extend bit 31, then cut to 48 bits.
-        dev.model_write_msr(cpu, PMC0, 0x80000000);
-        CHECK(dev.model_read_msr(cpu, PMC0) == 0xffff80000000ULL);
-        dev.model_write_msr(cpu, PMC0 + 7, 0x1234567ffULL);
-        CHECK(dev.model_read_msr(cpu, PMC0 + 7) == 0x234567ffULL);
+        model_write_msr(dev, cpu, PMC0, 0x80000000);
+        CHECK(model_read_msr(dev, cpu, PMC0) == 0xffff80000000ULL);
+        model_write_msr(dev, cpu, PMC0 + 7, 0x1234567ffULL);
+        CHECK(model_read_msr(dev, cpu, PMC0 + 7) == 0x234567ffULL);
         // Full-width writes keep 48 bits; a bit above the width is #GP.
-        dev.model_write_msr(cpu, A_PMC0 + 1, 0xff0123456789ULL);
-        CHECK(dev.model_read_msr(cpu, PMC0 + 1) == 0xff0123456789ULL);
+        model_write_msr(dev, cpu, A_PMC0 + 1, 0xff0123456789ULL);
+        CHECK(model_read_msr(dev, cpu, PMC0 + 1) == 0xff0123456789ULL);
         CHECK(write_errno(dev, cpu, A_PMC0 + 1, 1ULL << 48) == EIO);
 
         // Reserved PERFEVTSEL bits: 63:32 and AnyThread (deprecated here).
         CHECK(write_errno(dev, cpu, EVTSEL0, 1ULL << 32) == EIO);
         CHECK(write_errno(dev, cpu, EVTSEL0, 1ULL << 21) == EIO);
         CHECK(write_errno(dev, cpu, EVTSEL0 + 8, 0) == EACCES);  // not a PMU MSR we write
-        dev.model_write_msr(cpu, EVTSEL0 + 3, 0x5300c0);
-        CHECK(dev.model_read_msr(cpu, EVTSEL0 + 3) == 0x5300c0);
+        model_write_msr(dev, cpu, EVTSEL0 + 3, 0x5300c0);
+        CHECK(model_read_msr(dev, cpu, EVTSEL0 + 3) == 0x5300c0);
 
         // Fixed counters 0 and 2 exist; 1 does not.
         CHECK(read_errno(dev, cpu, FIXED0 + 1) == EIO);
@@ -78,14 +78,14 @@ TEST_CASE("model MSRs of a v5 part with full-width writes", "[model-msr]")
 
         // GLOBAL_STATUS: read-only; STATUS_SET sets, STATUS_RESET clears.
         CHECK(write_errno(dev, cpu, STATUS, 1) == EIO);
-        dev.model_write_msr(cpu, STATUS_SET, 0x3 | 1ULL << 34);
-        CHECK(dev.model_read_msr(cpu, STATUS) == (0x3 | 1ULL << 34));
-        dev.model_write_msr(cpu, OVF, 0x1);
-        CHECK(dev.model_read_msr(cpu, STATUS) == (0x2 | 1ULL << 34));
+        model_write_msr(dev, cpu, STATUS_SET, 0x3 | 1ULL << 34);
+        CHECK(model_read_msr(dev, cpu, STATUS) == (0x3 | 1ULL << 34));
+        model_write_msr(dev, cpu, OVF, 0x1);
+        CHECK(model_read_msr(dev, cpu, STATUS) == (0x2 | 1ULL << 34));
         CHECK(write_errno(dev, cpu, STATUS_SET, 1ULL << 33) == EIO);  // no fixed counter 1
 
         // INUSE: counter 3 has an event; fixed 0 and 2 are enabled with PMI.
-        CHECK(dev.model_read_msr(cpu, INUSE) == (0x8 | 0x5ULL << 32 | 1ULL << 63));
+        CHECK(model_read_msr(dev, cpu, INUSE) == (0x8 | 0x5ULL << 32 | 1ULL << 63));
         CHECK(write_errno(dev, cpu, INUSE, 0) == EIO);
         CHECK(write_errno(dev, cpu, PERF_CAPS, 0) == EACCES);
     }
@@ -95,9 +95,9 @@ TEST_CASE("model register files are per CPU", "[model-msr]")
 {
     LoadedModule module("backend=model");
     const archpmu::Device dev;
-    dev.model_write_msr(1, PMC0, 0x1234);
-    CHECK(dev.model_read_msr(1, PMC0) == 0x1234);
-    CHECK(dev.model_read_msr(0, PMC0) == 0);
+    model_write_msr(dev, 1, PMC0, 0x1234);
+    CHECK(model_read_msr(dev, 1, PMC0) == 0x1234);
+    CHECK(model_read_msr(dev, 0, PMC0) == 0);
 }
 
 TEST_CASE("model MSRs of a v1 part: 40-bit counters, no global MSRs", "[model-msr]")
@@ -106,8 +106,8 @@ TEST_CASE("model MSRs of a v1 part: 40-bit counters, no global MSRs", "[model-ms
         "backend=model model_version=1 model_gp=2 model_gp_width=40 "
         "model_fixed=0");
     const archpmu::Device dev;
-    dev.model_write_msr(0, PMC0, 0xffffffff);
-    CHECK(dev.model_read_msr(0, PMC0) == 0xffffffffffULL);
+    model_write_msr(dev, 0, PMC0, 0xffffffff);
+    CHECK(model_read_msr(dev, 0, PMC0) == 0xffffffffffULL);
     CHECK(read_errno(dev, 0, CTRL) == EIO);
     CHECK(read_errno(dev, 0, STATUS) == EIO);
     CHECK(read_errno(dev, 0, FIXED0) == EIO);
@@ -125,7 +125,7 @@ TEST_CASE("model MSRs of a hybrid part follow each CPU's own layout", "[model-ms
     for (unsigned cpu : online_cpus()) {
         CAPTURE(cpu);
         const bool ecore = is_odd_cpu(cpu);
-        CHECK(dev.model_read_msr(cpu, CTRL) == (ecore ? 0x3u : 0x3fu));
+        CHECK(model_read_msr(dev, cpu, CTRL) == (ecore ? 0x3u : 0x3fu));
         CHECK(write_errno(dev, cpu, EVTSEL0 + 4, 0x4300c0) == (ecore ? EIO : 0));
     }
 }

@@ -179,7 +179,7 @@ TEST_CASE("monitor --json shows a session's life, a refusal and foreign use exac
         Session held(events("branches@gp1"), on_cpus({0}));
         held.start();
         archpmu::Device dev;
-        dev.model_write_msr(0, 0x186 + 1, 0xc4);  // EN and the ring bits gone
+        model_write_msr(dev, 0, 0x186 + 1, 0xc4);  // EN and the ring bits gone
         (void)held.read();
         (void)held.read();  // reported once, not at every read
     }
@@ -320,11 +320,11 @@ TEST_CASE("who names every holder exactly", "[netlink][who]")
     // On the last CPU: another agent counts with GP 3, and GP 1 holds what
     // perf leaves when it is done (EN clear, INT set), which is free.
     const unsigned last = online_cpus().back();
-    dev.model_write_msr(last, 0x186 + 3, 0x4300c4);
-    dev.model_write_msr(last, 0x186 + 1, 0x1300c4);
+    model_write_msr(dev, last, 0x186 + 3, 0x4300c4);
+    model_write_msr(dev, last, 0x186 + 1, 0x1300c4);
     REQUIRE(load_hog(2) == 0);
     const auto r = run_tool("who --json");
-    dev.model_write_msr(last, 0x186 + 3, 0);
+    model_write_msr(dev, last, 0x186 + 3, 0);
     CHECK(unload_hog() == 0);
     REQUIRE(r.status == 0);
     const json doc = json::parse(r.out);
@@ -368,8 +368,8 @@ TEST_CASE("regs shows exactly what was written, decoded, on every CPU", "[netlin
     LoadedModule module(kExact);
     archpmu::Device dev;
     for (unsigned cpu : online_cpus())
-        dev.model_write_msr(cpu, 0x186 + 1, 0x0013'00c4ULL + (uint64_t(cpu) << 24));
-    dev.model_write_msr(0, 0x38d, 0x0b0);  // fixed 1: OS, USR and PMI
+        model_write_msr(dev, cpu, 0x186 + 1, 0x0013'00c4ULL + (uint64_t(cpu) << 24));
+    model_write_msr(dev, 0, 0x38d, 0x0b0);  // fixed 1: OS, USR and PMI
     const auto r = run_tool("regs --json");
     REQUIRE(r.status == 0);
     const json doc = json::parse(r.out);
@@ -415,7 +415,7 @@ TEST_CASE("regs shows exactly what was written, decoded, on every CPU", "[netlin
                Catch::Contains("event=0xc4 umask=0 usr os int" +
                                (last ? " cmask=" + archpmu::hex_string(last) : std::string())));
     // Read-only: reading changed nothing.
-    CHECK(dev.model_read_msr(0, 0x187) == 0x0013'00c4ULL);
+    CHECK(model_read_msr(dev, 0, 0x187) == 0x0013'00c4ULL);
 }
 
 TEST_CASE("10,000 malformed netlink requests get errors and leave no trace", "[netlink][fuzz]")

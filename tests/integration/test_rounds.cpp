@@ -268,7 +268,7 @@ TEST_CASE("a refusal on one CPU of a parallel round programs no CPU", "[rounds]"
     const archpmu::Device device;
     // Another agent's counter on the last CPU: EN set in IA32_PERFEVTSEL0.
     const unsigned busy = cpus.back();
-    device.model_write_msr(busy, 0x186, ARCHPMU_EVTSEL_EN | kInstructions);
+    model_write_msr(device, busy, 0x186, ARCHPMU_EVTSEL_EN | kInstructions);
     std::vector<std::map<uint32_t, uint64_t>> before;
     for (unsigned cpu : cpus)
         before.push_back(pmu_msr_snapshot(device, cpu));
@@ -286,7 +286,7 @@ TEST_CASE("a refusal on one CPU of a parallel round programs no CPU", "[rounds]"
     CHECK(op.busy_holder == ARCHPMU_HOLDER_AGENT);
     for (std::size_t i = 0; i < cpus.size(); ++i)
         CHECK(pmu_msr_snapshot(device, cpus[i]) == before[i]);
-    device.model_write_msr(busy, 0x186, 0);
+    model_write_msr(device, busy, 0x186, 0);
 }
 
 TEST_CASE("a round reaches a sparse CPU list and skips an offline CPU", "[rounds][hotplug]")

@@ -28,6 +28,7 @@
 #include "archpmu.h"
 #include "archpmu/device.hpp"
 #include "archpmu/unique_fd.hpp"
+#include "archpmu_test.h"
 #include "harness.hpp"
 
 using namespace archpmu::itest;
@@ -394,7 +395,7 @@ TEST_CASE("a freeze on PMI stops nothing: GLOBAL_CTRL is restored, CTR_Frz acked
         CHECK(count_of(fd, cpu, 0) == 500);
         CHECK(count_of(fd, cpu, 1) == 7);
         archpmu::Device d;
-        CHECK((d.model_read_msr(cpu, 0x38e) & (1ULL << 59)) == 0);  // no CTR_Frz left
+        CHECK((model_read_msr(d, cpu, 0x38e) & (1ULL << 59)) == 0);  // no CTR_Frz left
     }
 }
 
@@ -443,8 +444,8 @@ TEST_CASE("a PMI does not re-enable a counter archpmu gave back", "[sampling][fr
         REQUIRE(fd >= 0);
         const UniqueFd session(fd);
     }
-    REQUIRE((d.model_read_msr(cpu, 0x38f) & 1) == 1);  // put back as found: enabled
-    d.model_write_msr(cpu, 0x38f, d.model_read_msr(cpu, 0x38f) & ~1ULL);  // its owner stops it
+    REQUIRE((model_read_msr(d, cpu, 0x38f) & 1) == 1);  // put back as found: enabled
+    model_write_msr(d, cpu, 0x38f, model_read_msr(d, cpu, 0x38f) & ~1ULL);  // its owner stops it
     so.events = {{kInstructions | kUsr, ARCHPMU_EVENT_PIN, 1}};
     {
         const int fd = so.open(dev.get());
@@ -453,9 +454,9 @@ TEST_CASE("a PMI does not re-enable a counter archpmu gave back", "[sampling][fr
         Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
         inject(dev.get(), cpu, kInstructions, 150);
         CHECK(count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) == 1);
-        CHECK((d.model_read_msr(cpu, 0x38f) & 1) == 0);
+        CHECK((model_read_msr(d, cpu, 0x38f) & 1) == 0);
     }
-    CHECK((d.model_read_msr(cpu, 0x38f) & 1) == 0);
+    CHECK((model_read_msr(d, cpu, 0x38f) & 1) == 0);
 }
 
 // perf's handler, registered before archpmu's, acks every GLOBAL_STATUS bit
@@ -561,7 +562,7 @@ TEST_CASE("a counter without INT raises no PMI, though its status bit sets", "[s
     const uint64_t before = nmis(cpu);
     inject_events(cpu, kBranches, (1ULL << 48) - 100);
     inject_events(cpu, kBranches, 300);  // wraps the 48-bit counter
-    CHECK(d.model_read_msr(cpu, 0x38e) & 1);
+    CHECK(model_read_msr(d, cpu, 0x38e) & 1);
     CHECK(nmis(cpu) == before);
     REQUIRE(::mmap(nullptr, 8192, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED);
     CHECK(errno == ENODEV);

@@ -107,7 +107,7 @@ TEST_CASE("selftest names what refuses sessions, and fails a check whose session
     archpmu::Device dev;
     const uint64_t agent = 0x4300c4;  // EN | OS | USR, branches
     for (unsigned cpu : online_cpus())
-        dev.model_write_msr(cpu, 0x189, agent);
+        model_write_msr(dev, cpu, 0x189, agent);
     r = selftest();
     INFO(r.out);
     CHECK(r.status == 1);
@@ -118,7 +118,7 @@ TEST_CASE("selftest names what refuses sessions, and fails a check whose session
     CHECK(has_line(r.out, "registers", "PASS"));
     CHECK_THAT(r.out, Catch::Contains(" 1 failed"));
     for (unsigned cpu : online_cpus())
-        dev.model_write_msr(cpu, 0x189, 0);
+        model_write_msr(dev, cpu, 0x189, 0);
     CHECK(unload_hog() == 0);
 }
 

@@ -19,6 +19,7 @@
 #include "archpmu/error.hpp"
 #include "archpmu/events.hpp"
 #include "archpmu/session.hpp"
+#include "archpmu_test.h"
 #include "harness.hpp"
 
 using namespace archpmu::itest;
@@ -143,7 +144,7 @@ bool close_on_exec(int fd)
 uint64_t perfevtsel0()
 {
     const archpmu::Device dev;
-    return dev.model_read_msr(0, kPerfEvtSel0);
+    return model_read_msr(dev, 0, kPerfEvtSel0);
 }
 
 // The descriptors this process has open.
@@ -254,7 +255,7 @@ TEST_CASE("closing a session file releases its counters while the device stays o
     const auto dev = open_dev();
 
     auto session = session_file(dev.get(), {on_gp(kBranches, 0)});
-    CHECK(msr.model_read_msr(0, kPerfEvtSel0) != 0);  // programmed
+    CHECK(model_read_msr(msr, 0, kPerfEvtSel0) != 0);  // programmed
     CHECK(control(session.get(), ARCHPMU_IOC_COUNT_START) == 0);
     inject(0, kBranches, 1);
     CHECK(count_open(dev.get(), {on_gp(kBranches, 0)}) == -EBUSY);
@@ -262,7 +263,7 @@ TEST_CASE("closing a session file releases its counters while the device stays o
     CHECK(load_hog(0, 4) == EBUSY);  // a session holds a GP counter's perf reservation
 
     session.reset();
-    CHECK(msr.model_read_msr(0, kPerfEvtSel0) == 0);
+    CHECK(model_read_msr(msr, 0, kPerfEvtSel0) == 0);
     CHECK(pmu_msr_snapshot(msr, 0) == before);
     CHECK(load_hog(0, 4) == 0);  // the reservation went with it
     CHECK(unload_hog() == 0);

@@ -29,6 +29,7 @@
 #include "archpmu/error.hpp"
 #include "archpmu/events.hpp"
 #include "archpmu/session.hpp"
+#include "archpmu_test.h"
 #include "harness.hpp"
 
 using namespace archpmu::itest;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The ABI header must compile alone as C (and test_abi.cpp includes it as C++). */
 #include "archpmu.h"
+#include "archpmu_test.h"
 
 _Static_assert(sizeof(struct archpmu_info) == 80, "archpmu_info layout");
 _Static_assert(sizeof(struct archpmu_cpu_info) == 128, "archpmu_cpu_info layout");

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "archpmu.h"
+#include "archpmu_test.h"
 
 extern "C" unsigned int archpmu_abi_c_sizes(void);
 

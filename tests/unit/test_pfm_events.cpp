@@ -88,7 +88,7 @@ TEST_CASE("libpfm4's Skylake encodings match Intel's event lists", "[pfm]")
         }
     }
     CHECK(compared > 200);
-    // libpfm4 4.13 gives these two umask 01H where Intel has 02H (README says so).
+    // libpfm4 4.13 gives these two umask 01H where Intel has 02H (docs/tool.md says so).
     CHECK(differ ==
           std::set<std::string>{"UOPS_RETIRED.STALL_CYCLES", "UOPS_RETIRED.TOTAL_CYCLES"});
 }

@@ -160,27 +160,4 @@ std::vector<Register> Device::registers(std::uint32_t cpu) const
     return out;
 }
 
-std::uint64_t Device::model_read_msr(std::uint32_t cpu, std::uint32_t msr) const
-{
-    auto cmd = zeroed_cmd<archpmu_model_msr>();
-    cmd.cpu = cpu;
-    cmd.msr = msr;
-    checked_ioctl(fd_.get(), ARCHPMU_IOC_MODEL_MSR, &cmd,
-                  "model RDMSR " + std::to_string(msr) + " on CPU " + std::to_string(cpu),
-                  cpu_hint);
-    return cmd.value;
-}
-
-void Device::model_write_msr(std::uint32_t cpu, std::uint32_t msr, std::uint64_t value) const
-{
-    auto cmd = zeroed_cmd<archpmu_model_msr>();
-    cmd.flags = ARCHPMU_MODEL_MSR_WRITE;
-    cmd.cpu = cpu;
-    cmd.msr = msr;
-    cmd.value = value;
-    checked_ioctl(fd_.get(), ARCHPMU_IOC_MODEL_MSR, &cmd,
-                  "model WRMSR " + std::to_string(msr) + " on CPU " + std::to_string(cpu),
-                  cpu_hint);
-}
-
 }  // namespace archpmu

@@ -36,10 +36,6 @@ public:
     // Every architectural PMU register of `cpu`, read there (read-only; CAP_PERFMON).
     [[nodiscard]] std::vector<Register> registers(std::uint32_t cpu) const;
 
-    // Test-only, model backend only: one RDMSR/WRMSR executed by the model.
-    [[nodiscard]] std::uint64_t model_read_msr(std::uint32_t cpu, std::uint32_t msr) const;
-    void model_write_msr(std::uint32_t cpu, std::uint32_t msr, std::uint64_t value) const;
-
     [[nodiscard]] int fd() const noexcept { return fd_.get(); }
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
