@@ -3,7 +3,7 @@
 # tests/check-docs.sh BUILD: the man pages render without a warning (groff -ww,
 # mandoc -T lint), carry the tool's version, and name every option the tool
 # has; the bash completion parses and completes commands, options, events
-# and the COMMAND.
+# and the COMMAND; the docs' layout and file references match the tree.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$1
@@ -59,5 +59,7 @@ grep -qx "archpmu -d /dev/archpmu rec => record" <<<"$completions" || bad "compl
 # An option's value is not the COMMAND (-x SEP), and a modifier's ':' does not shift it.
 grep -q "^archpmu stat -x , sle => .*sleep" <<<"$completions" || bad "completion after -x SEP"
 grep -q "^archpmu stat -e cycles : u sle => .*sleep" <<<"$completions" || bad "completion after cycles:u"
-[ "$fail" = 0 ] && echo "docs test passed: $(ls "$build"/man | wc -l) man pages, completion"
+# The docs match the tree: the layer table, every file a comment or document names.
+"$top/scripts/check-doc-refs" || bad "the docs name files the tree does not have (above)"
+[ "$fail" = 0 ] && echo "docs test passed: $(ls "$build"/man | wc -l) man pages, completion, layout and references"
 exit "$fail"

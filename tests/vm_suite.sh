@@ -51,7 +51,7 @@ if [ -n "${ARCHPMU_KO:-}" ] && [ ! -f "$ARCHPMU_KO" ]; then
 	echo "vm_suite: $ARCHPMU_KO is missing: run 'make check' (it builds it)" >&2
 	exit 125
 fi
-# The run, then its figures for README's Reliability table: the
+# The run, then its figures for the Reliability table (docs/testing.md): the
 # "reliability: NAME VALUE" lines the suite prints, added up, and the count
 # of kernel reports (WARNING, BUG, KASAN, lockdep, UBSAN, leaks) it caused.
 mkdir -p "$out"
