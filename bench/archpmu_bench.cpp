@@ -9,11 +9,17 @@
 //  (b) one snapshot of every counter on every CPU: COUNT_READ (parallel, serial) vs.
 //      pread of the same registers through /dev/cpu/N/msr (LIKWID's and PCM's path)
 //      vs. a null ioctl;
-//  (c) the same for the local CPU only.
+//  (c) the same for the local CPU only;
+//  (d) archpmu::Counter on the calling thread: its start, stop and read, each beside
+//      perf's PERF_EVENT_IOC_ENABLE, _DISABLE and read() of a group of the same
+//      events on a perf_event fd (hardware events, else the task-clock software
+//      event where perf has no PMU, as in the VM) and a null ioctl.
 // Prints a Markdown table (medians over many runs) and each goal's ratio.
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +31,7 @@
 #include <vector>
 
 #include "archpmu.h"
+#include "archpmu/counter.hpp"
 #include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/events.hpp"
@@ -136,6 +143,60 @@ double null_ioctl_us(int fd)
     return median_us(kRuns * 10, [&] { (void)::ioctl(fd, _IO(ARCHPMU_IOC_TYPE, 0x7f), nullptr); });
 }
 
+// The medians of three operations done in turn, `runs` times: a, b, c.
+std::vector<double> median_each_us(int runs, const std::vector<std::function<void()>>& ops)
+{
+    std::vector<std::vector<double>> t(ops.size());
+    for (int i = 0; i < runs; ++i)
+        for (std::size_t k = 0; k < ops.size(); ++k) {
+            const auto a = std::chrono::steady_clock::now();
+            ops[k]();
+            const auto b = std::chrono::steady_clock::now();
+            t[k].push_back(std::chrono::duration<double, std::micro>(b - a).count());
+        }
+    std::vector<double> out;
+    for (auto& v : t) {
+        std::sort(v.begin(), v.end());
+        out.push_back(v[v.size() / 2]);
+    }
+    return out;
+}
+
+// A perf_event group of the calling thread: instructions, cycles, branches where
+// perf has the PMU, else task-clock three times. `what` says which.
+std::vector<archpmu::UniqueFd> perf_group(std::string& what)
+{
+    const auto open_one = [](std::uint32_t type, std::uint64_t config, int group) {
+        perf_event_attr a{};
+        a.size = sizeof(a);
+        a.type = type;
+        a.config = config;
+        a.disabled = group < 0 ? 1 : 0;
+        a.exclude_kernel = 1;
+        a.read_format = PERF_FORMAT_GROUP;
+        return archpmu::UniqueFd(
+            static_cast<int>(::syscall(SYS_perf_event_open, &a, 0, -1, group, 0)));
+    };
+    std::vector<archpmu::UniqueFd> fds;
+    const std::uint64_t hw[] = {PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES,
+                                PERF_COUNT_HW_BRANCH_INSTRUCTIONS};
+    for (std::uint64_t c : hw) {
+        fds.push_back(open_one(PERF_TYPE_HARDWARE, c, fds.empty() ? -1 : fds[0].get()));
+        if (!fds.back().valid()) {
+            fds.clear();
+            break;
+        }
+    }
+    what = "perf_event, 3 hardware events";
+    if (fds.empty()) {
+        for (int i = 0; i < 3; ++i)
+            fds.push_back(open_one(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
+                                   fds.empty() ? -1 : fds[0].get()));
+        what = "perf_event, 3 task-clocks (no PMU)";
+    }
+    return fds;
+}
+
 void goal(const char* what, double ratio, double target)
 {
     std::printf("goal: %-58s %7.1fx (goal %.1fx%s)\n", what, ratio, target,
@@ -243,6 +304,58 @@ int main()
             else if (msr_us > 0)
                 b_ratio = msr_us / parallel_us;
         }
+        // (d) a Counter on the calling thread, beside perf's own. perf first, then
+        // closed: archpmu and perf do not share the PMU.
+        {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(0, &set);
+            sched_setaffinity(0, sizeof(set), &set);
+        }
+        const double null_us = null_ioctl_us(null_fd.get());
+        std::string perf_what;
+        std::vector<double> perf_us;
+        {
+            auto group = perf_group(perf_what);
+            if (!group.empty() && group[0].valid()) {
+                const int lead = group[0].get();
+                std::uint64_t buf[8];
+                perf_us = median_each_us(
+                    kRuns * 5,
+                    {
+                        [&] { (void)::ioctl(lead, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP); },
+                        [&] { (void)::ioctl(lead, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP); },
+                        [&] { (void)::read(lead, buf, sizeof(buf)); },
+                    });
+            }
+        }
+        archpmu::Counter counter{"instructions,cycles,branches"};
+        std::uint64_t sink = 0;
+        const auto ours =
+            median_each_us(kRuns * 5, {
+                                          [&] { counter.start(); },
+                                          [&] { counter.stop(); },
+                                          [&] { sink += counter.result().get("instructions"); },
+                                      });
+        const char* ops[] = {"start", "stop", "read"};
+        double worst = 0;
+        for (std::size_t i = 0; i < 3; ++i) {
+            Figure f;
+            f.us = ours[i];
+            row(std::string("(d) 3 events of this thread: ") + ops[i], "archpmu::Counter", f,
+                false);
+            worst = std::max(worst, ours[i] / null_us);
+            if (!perf_us.empty()) {
+                f.us = perf_us[i];
+                row(std::string("(d) 3 events of this thread: ") + ops[i], perf_what.c_str(), f,
+                    false);
+            }
+        }
+        Figure null;
+        null.us = null_us;
+        row("(d) 3 events of this thread", "null ioctl (the syscall floor)", null, false);
+        (void)sink;
+
         std::printf("\n");
         for (const auto& [k, ratio] : a_ratio) {
             const std::string what =
@@ -252,6 +365,9 @@ int main()
         goal("(b) /dev/cpu/N/msr time / COUNT_READ", b_ratio, 20);
         std::printf("goal: %-58s %7.1fx (goal: within 1.5x on hardware)\n",
                     "(c) local COUNT_READ / null ioctl", c_ratio);
+        std::printf("goal: %-58s %7.1fx (goal: at most 2x%s)\n",
+                    "(d) Counter's slowest of start, stop, read / null ioctl", worst,
+                    worst <= 2 ? ", met" : ", not met");
     } catch (const std::exception& e) {
         std::fprintf(stderr, "archpmu_bench: %s\n", e.what());
         return 1;
