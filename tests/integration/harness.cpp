@@ -306,6 +306,16 @@ void model_write_msr(const archpmu::Device& dev, uint32_t cpu, uint32_t msr, uin
     (void)model_msr(dev, cpu, msr, true, value);
 }
 
+double perf_report_share(const std::string& report, const std::string& symbol)
+{
+    std::istringstream in(report);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.find(symbol) != std::string::npos && line.find('%') != std::string::npos)
+            return std::strtod(line.c_str(), nullptr);
+    return -1;
+}
+
 void pin_to(unsigned cpu)
 {
     cpu_set_t set;

@@ -84,6 +84,9 @@ bool is_odd_cpu(unsigned cpu);
 uint64_t model_read_msr(const archpmu::Device& dev, uint32_t cpu, uint32_t msr);
 void model_write_msr(const archpmu::Device& dev, uint32_t cpu, uint32_t msr, uint64_t value);
 
+// The percentage `perf report --stdio` gives the line naming `symbol`, or -1.
+double perf_report_share(const std::string& report, const std::string& symbol);
+
 // Keep the calling thread on `cpu` (it runs there on return), or let it run on
 // every online CPU again.
 void pin_to(unsigned cpu);

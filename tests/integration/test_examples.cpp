@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <regex>
-#include <sstream>
 #include <string>
 
 #include "archpmu/events.hpp"
@@ -13,21 +12,6 @@
 #include "harness.hpp"
 
 using namespace archpmu::itest;
-
-namespace {
-
-// The percentage perf report gives the line naming `symbol`, or -1.
-double report_share(const std::string& report, const std::string& symbol)
-{
-    std::istringstream in(report);
-    std::string line;
-    while (std::getline(in, line))
-        if (line.find(symbol) != std::string::npos && line.find('%') != std::string::npos)
-            return std::strtod(line.c_str(), nullptr);
-    return -1;
-}
-
-}  // namespace
 
 TEST_CASE("example count_region counts its loop", "[examples]")
 {
@@ -62,7 +46,7 @@ TEST_CASE("example sample_function writes a perf.data that perf report reads",
     const auto report = run_command("perf report -i " + file + " --stdio --sort sym");
     INFO(report.out);
     REQUIRE(report.status == 0);
-    CHECK(report_share(report.out, "spin") >= 50.0);
+    CHECK(perf_report_share(report.out, "spin") >= 50.0);
     ::unlink(file.c_str());
 }
 

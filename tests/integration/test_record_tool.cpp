@@ -21,17 +21,6 @@ using namespace archpmu::itest;
 
 namespace {
 
-// The percentage perf report gives the line naming `symbol`, or -1.
-double report_share(const std::string& report, const std::string& symbol)
-{
-    std::istringstream in(report);
-    std::string line;
-    while (std::getline(in, line))
-        if (line.find(symbol) != std::string::npos && line.find('%') != std::string::npos)
-            return std::strtod(line.c_str(), nullptr);
-    return -1;
-}
-
 std::string spin(const char* mode, const char* seconds, unsigned cpu)
 {
     return std::string(ARCHPMU_SPIN) + " " + mode + " " + seconds + " " + std::to_string(cpu);
@@ -56,7 +45,7 @@ TEST_CASE("record: perf report names the function the command spun in", "[record
     const auto report = run_command("perf report -i " + file + " --stdio --sort sym");
     INFO(report.out);
     REQUIRE(report.status == 0);
-    CHECK(report_share(report.out, "archpmu_spin_user") >= 90.0);
+    CHECK(perf_report_share(report.out, "archpmu_spin_user") >= 90.0);
 
     // Every sample in that function is the workload's, with its own pid and tid.
     const auto script = run_command("perf script -i " + file + " -F comm,pid,tid,ip,sym");
@@ -126,7 +115,7 @@ TEST_CASE("record: perf record on a software event runs beside it", "[record-too
     REQUIRE(rec.status == 0);
     const auto ours_report = run_command("perf report -i " + ours + " --stdio --sort comm,sym");
     INFO(ours_report.out);
-    CHECK(report_share(ours_report.out, "archpmu_spin_user") >= 90.0);
+    CHECK(perf_report_share(ours_report.out, "archpmu_spin_user") >= 90.0);
     // (Under QEMU/TCG perf's cpu-clock credits nearly every sample to swapper, with
     // or without archpmu: its file is checked for samples, not for the workload.)
     const auto perf_report = run_command("perf report -i " + perfs + " --stdio --sort comm");
