@@ -56,7 +56,8 @@ int main(int argc, char** argv)
         events[0].name = cycles.name;
         events[0].ids = session.cpu_ids(0);
         archpmu::PerfDataWriter writer(path, events, archpmu::host_perf_data_info({argv[0], path}));
-        // This process's mappings, so that perf report finds spin()'s name.
+        // What runs now, from /proc (this program's mappings among it), so that
+        // perf report finds spin()'s name.
         writer.write(archpmu::synthesize_system(0, events[0].ids[0]));
 
         session.start();

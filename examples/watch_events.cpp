@@ -6,20 +6,30 @@
 
 #include <archpmu/error.hpp>
 #include <archpmu/netlink.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 int main(int argc, char** argv)
 {
-    const long limit = argc > 1 ? std::stol(argv[1]) : -1;
+    char* end = nullptr;
+    const long limit = argc > 1 ? std::strtol(argv[1], &end, 10) : -1;
+    if (argc > 1 && (*end != '\0' || limit < 1)) {
+        std::fprintf(stderr, "watch_events: '%s' is not a number of events\n", argv[1]);
+        return 2;
+    }
     try {
         archpmu::Monitor monitor;
         std::printf("watching (netlink family %d)\n", monitor.family_id());
         std::fflush(stdout);
         for (long seen = 0; limit < 0 || seen < limit;) {
             pollfd p{monitor.fd(), POLLIN, 0};
-            if (::poll(&p, 1, -1) < 0)
-                continue;  // EINTR
+            if (::poll(&p, 1, -1) < 0) {
+                if (errno == EINTR)
+                    continue;
+                throw archpmu::Error(errno, "poll on the netlink socket");
+            }
             for (const archpmu::Notice& n : monitor.receive()) {
                 std::printf("%s", std::string(archpmu::notice_name(n.cmd)).c_str());
                 if (n.session_id)

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "archpmu.h"
@@ -65,6 +66,26 @@ TEST_CASE("a Counter counts the calling thread's code, summed over the CPUs it r
     c.reset();
     CHECK(c.result().get("branches") == 0);
     CHECK_THROWS_WITH(c.result().get("cycles"), Catch::Contains("no event 'cycles'"));
+}
+
+TEST_CASE("a thread Counter starts and stops only on its own thread", "[counter-front][task]")
+{
+    LoadedModule module(kExact);
+    archpmu::Counter c{"branches"};
+    std::string error;
+    std::thread other([&] {
+        try {
+            c.start();
+        } catch (const archpmu::Error& e) {
+            error = e.what();
+        }
+    });
+    other.join();
+    CHECK_THAT(error, Catch::Contains("this Counter counts thread"));
+    c.start();
+    inject_here(kBranches, 9);
+    c.stop();
+    CHECK(c.result().get("branches") == 9);
 }
 
 TEST_CASE("a process Counter counts every thread of the process", "[counter-front][task]")

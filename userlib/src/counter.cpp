@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "archpmu/counter.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "archpmu/error.hpp"
 #include "archpmu/events.hpp"
 
 namespace archpmu {
@@ -19,8 +25,31 @@ SessionOptions counter_options(Counter::Scope scope, const std::string& device)
 }  // namespace
 
 Counter::Counter(std::string_view events, Scope scope, const std::string& device)
-    : session_(parse_event_list(events), counter_options(scope, device))
+    : session_(parse_event_list(events), counter_options(scope, device)),
+      owner_(scope == Scope::thread ? ::gettid() : 0)
 {
+}
+
+void Counter::check_thread(const char* what) const
+{
+    if (owner_ && ::gettid() != owner_)
+        throw Error(EINVAL, std::string("Counter::") + what + " on thread " +
+                                std::to_string(::gettid()) + ": this Counter counts thread " +
+                                std::to_string(owner_) +
+                                ", which made it (make one in each thread, or use "
+                                "Scope::process)");
+}
+
+void Counter::start()
+{
+    check_thread("start");
+    session_.start();
+}
+
+void Counter::stop()
+{
+    check_thread("stop");
+    session_.stop();
 }
 
 }  // namespace archpmu

@@ -84,8 +84,16 @@ void Session::map_rings(std::uint32_t pages)
     }
 }
 
+void Session::need_rings(const char* what) const
+{
+    if (rings_.empty())
+        throw Error(EINVAL,
+                    std::string(what) + ": the session has no rings (SessionOptions::sampling)");
+}
+
 bool Session::wait(int timeout_ms) const
 {
+    need_rings("wait");
     pollfd p{fd_.get(), POLLIN, 0};
     const int n = ::poll(&p, 1, timeout_ms);
     if (n < 0 && errno != EINTR)
@@ -95,6 +103,7 @@ bool Session::wait(int timeout_ms) const
 
 std::size_t Session::drain(const std::function<void(std::size_t ring, Record&&)>& sink)
 {
+    need_rings("drain");
     std::size_t total = 0;
     for (std::size_t i = 0; i < rings_.size(); ++i) {
         bool corrupt = false;
@@ -114,10 +123,13 @@ std::vector<Record> Session::drain_merged()
 
 std::vector<std::uint64_t> Session::cpu_ids(std::size_t event) const
 {
+    need_rings("cpu_ids");
+    if (event >= ids_.size())
+        throw Error(EINVAL, "cpu_ids: no event " + std::to_string(event) + " in the session");
     std::vector<std::uint64_t> out;
     out.reserve(cpus_.size());
     for (const std::uint32_t cpu : cpus_)
-        out.push_back(ids_.at(event) + cpu);
+        out.push_back(ids_[event] + cpu);
     return out;
 }
 

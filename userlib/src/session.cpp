@@ -41,10 +41,18 @@ std::uint64_t Result::scaled() const
 
 const Result& Results::at(std::string_view name) const
 {
-    for (const auto& r : events)
-        if (r.name == name)
-            return r;
-    throw Error(ENOENT, "no event '" + std::string(name) + "' in the session");
+    const Result* found = nullptr;
+    for (const auto& r : events) {
+        if (r.name != name)
+            continue;
+        if (found)
+            throw Error(EINVAL, "event '" + std::string(name) +
+                                    "' is in the session more than once: take it from events[]");
+        found = &r;
+    }
+    if (!found)
+        throw Error(ENOENT, "no event '" + std::string(name) + "' in the session");
+    return *found;
 }
 
 std::uint64_t Results::get(std::string_view name) const
@@ -85,6 +93,11 @@ Session::Session(std::vector<EventSpec> events, const SessionOptions& options)
     open(options);
 }
 
+Session::Session(std::string_view events, const SessionOptions& options)
+    : Session(parse_event_list(events), options)
+{
+}
+
 namespace {
 
 void check_task_scope(std::uint64_t caps, const TaskScope& task, archpmu_count_open& cmd)
@@ -104,6 +117,39 @@ void check_task_scope(std::uint64_t caps, const TaskScope& task, archpmu_count_o
     cmd.task_flags = (task.kind == TaskScope::Kind::process ? ARCHPMU_TASK_PROCESS : 0U) |
                      (task.inherit ? ARCHPMU_TASK_INHERIT : 0U) |
                      (task.enable_on_exec ? ARCHPMU_TASK_ENABLE_ON_EXEC : 0U);
+}
+
+// What the module would refuse with an errno that cannot name it, refused here
+// by name: the input before the device is opened.
+void check_options(const std::vector<EventSpec>& events, const SessionOptions& o)
+{
+    if (events.empty())
+        throw Error(EINVAL, "a session needs at least one event");
+    if (o.task && !o.cpus.empty())
+        throw Error(EINVAL, "a session counts CPUs or tasks, not both");
+    for (std::size_t i = 0; i < o.cpus.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            if (o.cpus[i] == o.cpus[j])
+                throw Error(EINVAL, "CPU " + std::to_string(o.cpus[i]) + " is listed twice");
+    bool samples = false;
+    for (const auto& e : events) {
+        const bool sampled = e.sample.period || e.sample.freq_hz;
+        if (sampled && !o.sampling)
+            throw Error(EINVAL, "event '" + e.name +
+                                    "' has a sampling period or frequency, but the session "
+                                    "has no rings (SessionOptions::sampling)");
+        samples = samples || sampled;
+    }
+    if (!o.sampling)
+        return;
+    if (!samples)
+        throw Error(EINVAL,
+                    "a session with rings needs an event with a sampling period or "
+                    "frequency (EventSpec::sample)");
+    if (o.multiplex)
+        throw Error(EOPNOTSUPP, "a sampling session cannot multiplex (yet): give fewer events");
+    if (o.task)
+        throw Error(EOPNOTSUPP, "a sampling session cannot follow tasks (yet): sample CPUs");
 }
 
 // The sampling half of COUNT_OPEN: the rings and each event's period or
@@ -142,8 +188,7 @@ std::uint32_t add_sampling(std::uint64_t caps, const SamplingOptions& so,
 
 void Session::open(const SessionOptions& options)
 {
-    if (options.task && !options.cpus.empty())
-        throw Error(EINVAL, "a session counts CPUs or tasks, not both");
+    check_options(events_, options);
     UniqueFd device = open_device_file(options.device);
     const std::uint64_t caps = capabilities(device.get());
     const bool own_file = (caps & ARCHPMU_CAP_SESSION_FD) != 0;
@@ -181,7 +226,8 @@ void Session::open(const SessionOptions& options)
         const int err = errno;
         const std::string name =
             cmd.bad_event < events_.size() ? events_[cmd.bad_event].name : std::string("?");
-        if (options.task && (err == ESRCH || err == EACCES || err == EOPNOTSUPP))
+        if (options.task &&
+            (err == ESRCH || err == EACCES || (err == EOPNOTSUPP && cmd.bad_event == ~0U)))
             throw Error(err, detail::task_refusal(err, cmd, *options.task));
         if (options.sampling && (err == ERANGE || (err == EINVAL && cmd.bad_event == ~0U)))
             throw Error(err, detail::sampling_refusal(err, cmd, name));

@@ -2,6 +2,8 @@
 // archpmu: count events around a region of one's own code.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 
@@ -25,22 +27,27 @@ namespace archpmu {
 class Counter {
 public:
     enum class Scope {
-        thread,   // the thread that constructs the Counter
-        process,  // every thread of its process, the ones created later too
+        thread,   // the thread that constructs the Counter (start, stop there)
+        process,  // every thread of its process and the children it forks, from then on
     };
 
     explicit Counter(std::string_view events, Scope scope = Scope::thread,
                      const std::string& device = kDefaultDevicePath);
 
-    void start() { session_.start(); }
-    void stop() { session_.stop(); }
+    // With Scope::thread, only on the thread that made the Counter (EINVAL
+    // elsewhere): it counts that thread, not the one that calls.
+    void start();
+    void stop();
     void reset() { session_.reset(); }
     // Each event summed over the CPUs it ran on, scaled by Result::scaled().
     [[nodiscard]] Results result() const { return session_.results(); }
     [[nodiscard]] const Session& session() const noexcept { return session_; }
 
 private:
+    void check_thread(const char* what) const;
+
     Session session_;
+    pid_t owner_ = 0;  // Scope::thread: the thread counted; 0 for a process
 };
 
 }  // namespace archpmu

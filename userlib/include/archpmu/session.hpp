@@ -68,7 +68,6 @@ struct TaskScope {
 
 // What a session counts on and how (one struct, so that a call names what it sets).
 struct SessionOptions {
-    std::string device = kDefaultDevicePath;
     std::vector<std::uint32_t> cpus;  // the CPUs counted; empty: every online CPU
     // Instead of CPUs: these tasks, on whichever CPU they run (cpus stays empty).
     std::optional<TaskScope> task;
@@ -80,8 +79,10 @@ struct SessionOptions {
     // counted (ARCHPMU_COUNT_OPEN_MULTIPLEX, where the module has it).
     bool multiplex = false;
     // Set: the events with a SampleSpec sample into a ring per CPU (needs
-    // ARCHPMU_CAP_SAMPLE); the session's records come from drain().
+    // ARCHPMU_CAP_SAMPLE); the session's records come from drain(). Not with
+    // multiplex or task (the module does not sample those yet).
     std::optional<SamplingOptions> sampling;
+    std::string device = kDefaultDevicePath;  // last: a braced list sets cpus first
 };
 
 // One event over the session's CPUs: perf's aggregate count. The value and the
@@ -106,8 +107,10 @@ struct Results {
     std::uint64_t timestamp_ns = 0;  // CLOCK_MONOTONIC of the read
     std::vector<Result> events;
 
-    // The scaled count of the event named `name` (as written in the event list);
-    // throws archpmu::Error (ENOENT) naming it when the session has no such event.
+    // The scaled count of the event named `name`: EventSpec::name, as the list
+    // wrote it ("cycles:u"; a group's modifier is added to its members' names).
+    // Throws archpmu::Error naming it: ENOENT when the session has no such event,
+    // EINVAL when it has two (use events[i]).
     [[nodiscard]] std::uint64_t get(std::string_view name) const;
     [[nodiscard]] const Result& at(std::string_view name) const;
 };
@@ -118,11 +121,13 @@ Results summarize(const std::vector<EventSpec>& events, const Snapshot& snapshot
 // Counters programmed on a set of CPUs, or following tasks (SessionOptions::task),
 // counting and, with rings, sampling. The session owns its file: a session file
 // descriptor of its own where the module has ARCHPMU_CAP_SESSION_FD, else an open
-// file of the device. Destroying (or moving from) it releases the counters and puts
-// back what the PMU held. Move-only; every method throws archpmu::Error.
+// file of the device. Destroying it releases the counters and puts back what the
+// PMU held; moving it hands them on. Move-only; every method throws archpmu::Error.
 class Session {
 public:
     explicit Session(std::vector<EventSpec> events, const SessionOptions& options = {});
+    // An event list in perf's syntax: "instructions,{cycles,branches}:u".
+    explicit Session(std::string_view events, const SessionOptions& options = {});
 
     void start();
     void stop();
@@ -137,7 +142,8 @@ public:
     [[nodiscard]] const std::vector<std::uint32_t>& counters() const noexcept { return counters_; }
     [[nodiscard]] std::uint32_t cpu_count() const noexcept { return cpu_count_; }
 
-    // With rings only (SessionOptions::sampling) from here on.
+    // With rings only (SessionOptions::sampling) from here on: without them,
+    // wait(), drain(), drain_merged() and cpu_ids() throw (EINVAL).
     // The session's file, for poll(): readable once a ring holds wakeup_bytes.
     [[nodiscard]] int fd() const noexcept { return fd_.get(); }
     // poll() for up to timeout_ms (-1: forever); true when readable. EINTR: false.
@@ -161,6 +167,7 @@ public:
 private:
     void open(const SessionOptions& options);
     void map_rings(std::uint32_t pages);
+    void need_rings(const char* what) const;
     void control(unsigned long request, const char* what);
 
     std::vector<EventSpec> events_;
