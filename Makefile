@@ -52,9 +52,11 @@ DKMS_SRC = $(DESTDIR)/usr/src/archpmu-$(VERSION)
 
 all: module user
 
+need_kdir = @test -n "$(KDIR)" -a -d "$(KDIR)" || { \
+	echo "no kernel build tree: run scripts/install-deps, or set KDIR=" >&2; exit 1; }
+
 module:
-	@test -n "$(KDIR)" -a -d "$(KDIR)" || { \
-		echo "no kernel build tree: run scripts/install-deps, or set KDIR=" >&2; exit 1; }
+	$(need_kdir)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 ARCHPMU_TEST=$(ARCHPMU_TEST) modules
 
 $(BUILD)/CMakeCache.txt:
@@ -100,8 +102,7 @@ lint: user
 	scripts/lint
 
 install:
-	@test -n "$(KDIR)" -a -d "$(KDIR)" || { \
-		echo "no kernel build tree: run scripts/install-deps, or set KDIR=" >&2; exit 1; }
+	$(need_kdir)
 	ARCHPMU_TEST=0 scripts/build-kmod $(KDIR) $(INSTALL_BUILD)/kmod > /dev/null
 	cmake -S . -B $(INSTALL_BUILD) -DARCHPMU_BUILD_TESTS=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo

@@ -43,18 +43,28 @@ namespace {
 const char* kDebugfs = "/sys/kernel/debug/archpmu/";
 constexpr int kRuns = 200;
 
+// The median time of each operation, the operations done in turn `runs` times.
+std::vector<double> median_each_us(int runs, const std::vector<std::function<void()>>& ops)
+{
+    std::vector<std::vector<double>> t(ops.size());
+    for (int i = 0; i < runs; ++i)
+        for (std::size_t k = 0; k < ops.size(); ++k) {
+            const auto a = std::chrono::steady_clock::now();
+            ops[k]();
+            const auto b = std::chrono::steady_clock::now();
+            t[k].push_back(std::chrono::duration<double, std::micro>(b - a).count());
+        }
+    std::vector<double> out;
+    for (auto& v : t) {
+        std::sort(v.begin(), v.end());
+        out.push_back(v[v.size() / 2]);
+    }
+    return out;
+}
+
 double median_us(int runs, const std::function<void()>& fn)
 {
-    std::vector<double> t;
-    t.reserve(static_cast<std::size_t>(runs));
-    for (int i = 0; i < runs; ++i) {
-        const auto a = std::chrono::steady_clock::now();
-        fn();
-        const auto b = std::chrono::steady_clock::now();
-        t.push_back(std::chrono::duration<double, std::micro>(b - a).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    return median_each_us(runs, {fn})[0];
 }
 
 std::uint64_t debugfs_value(const char* name)
@@ -141,25 +151,6 @@ double msr_driver_snapshot_us(const std::vector<std::uint32_t>& cpus,
 double null_ioctl_us(int fd)
 {
     return median_us(kRuns * 10, [&] { (void)::ioctl(fd, _IO(ARCHPMU_IOC_TYPE, 0x7f), nullptr); });
-}
-
-// The medians of three operations done in turn, `runs` times: a, b, c.
-std::vector<double> median_each_us(int runs, const std::vector<std::function<void()>>& ops)
-{
-    std::vector<std::vector<double>> t(ops.size());
-    for (int i = 0; i < runs; ++i)
-        for (std::size_t k = 0; k < ops.size(); ++k) {
-            const auto a = std::chrono::steady_clock::now();
-            ops[k]();
-            const auto b = std::chrono::steady_clock::now();
-            t[k].push_back(std::chrono::duration<double, std::micro>(b - a).count());
-        }
-    std::vector<double> out;
-    for (auto& v : t) {
-        std::sort(v.begin(), v.end());
-        out.push_back(v[v.size() / 2]);
-    }
-    return out;
 }
 
 // A perf_event group of the calling thread: instructions, cycles, branches where

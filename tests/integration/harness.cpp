@@ -316,6 +316,14 @@ double perf_report_share(const std::string& report, const std::string& symbol)
     return -1;
 }
 
+void spin_for(std::chrono::milliseconds how_long)
+{
+    const auto end = std::chrono::steady_clock::now() + how_long;
+    volatile uint64_t spin = 0;
+    while (std::chrono::steady_clock::now() < end)
+        spin = spin + 1;
+}
+
 void pin_to(unsigned cpu)
 {
     cpu_set_t set;

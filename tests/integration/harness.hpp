@@ -3,6 +3,7 @@
 // new kernel log lines, read sysfs, run the archpmu tool.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -86,6 +87,10 @@ void model_write_msr(const archpmu::Device& dev, uint32_t cpu, uint32_t msr, uin
 
 // The percentage `perf report --stdio` gives the line naming `symbol`, or -1.
 double perf_report_share(const std::string& report, const std::string& symbol);
+
+// Busy in user space on the calling thread for `how_long` (no Catch macro: a
+// forked child may call it).
+void spin_for(std::chrono::milliseconds how_long);
 
 // Keep the calling thread on `cpu` (it runs there on return), or let it run on
 // every online CPU again.

@@ -106,9 +106,7 @@ TEST_CASE("a Counter with more events than counters takes turns and scales, as p
     // Five GP events on four GP counters.
     archpmu::Counter c{"branches,branch-misses,cache-references,cache-misses,bus-cycles"};
     c.start();
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
-    while (std::chrono::steady_clock::now() < end) {
-    }
+    spin_for(std::chrono::milliseconds(300));
     c.stop();
     const archpmu::Results r = c.result();
     REQUIRE(r.events.size() == 5);

@@ -73,10 +73,7 @@ void busy_user_loop_on(unsigned cpu, std::chrono::milliseconds how_long)
         CPU_ZERO(&set);
         CPU_SET(cpu, &set);
         ::sched_setaffinity(0, sizeof(set), &set);
-        const auto end = std::chrono::steady_clock::now() + how_long;
-        volatile uint64_t spin = 0;
-        while (std::chrono::steady_clock::now() < end)
-            spin = spin + 1;
+        spin_for(how_long);
         ::_exit(0);
     }
     int status = 0;

@@ -279,14 +279,8 @@ namespace {
 // Spin on `cpu` for a while (the calling thread, pinned there).
 void spin_on(unsigned cpu, std::chrono::milliseconds how_long)
 {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    REQUIRE(::sched_setaffinity(0, sizeof(set), &set) == 0);
-    const auto end = std::chrono::steady_clock::now() + how_long;
-    volatile uint64_t spin = 0;
-    while (std::chrono::steady_clock::now() < end)
-        spin = spin + 1;
+    pin_to(cpu);
+    spin_for(how_long);
 }
 
 }  // namespace
@@ -308,11 +302,7 @@ TEST_CASE(
     spin_on(1, std::chrono::milliseconds(150));
     task.stop();
     const auto values = task.read().values;
-    cpu_set_t all;
-    CPU_ZERO(&all);
-    for (unsigned cpu : online_cpus())
-        CPU_SET(cpu, &all);
-    ::sched_setaffinity(0, sizeof(all), &all);
+    unpin();
     std::map<std::pair<uint32_t, uint32_t>, archpmu::CountValue> at;
     for (const auto& v : values)
         at[{v.cpu, v.event}] = v;
@@ -362,11 +352,7 @@ TEST_CASE(
         for (const auto& v : task.read().values)
             at[{v.cpu, v.event}] = v;
     }
-    cpu_set_t all;
-    CPU_ZERO(&all);
-    for (unsigned cpu : online_cpus())
-        CPU_SET(cpu, &all);
-    ::sched_setaffinity(0, sizeof(all), &all);
+    unpin();
     CHECK(at[{0, 0}].value > 0);
     CHECK_FALSE(at[{0, 0}].absent);
     CHECK(at[{0, 0}].time_running_ns == at[{0, 0}].time_enabled_ns);

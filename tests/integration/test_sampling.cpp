@@ -828,10 +828,7 @@ TEST_CASE("time-driven samples land in the user code that ran, with its pid", "[
         CPU_ZERO(&set);
         CPU_SET(cpu, &set);
         ::sched_setaffinity(0, sizeof(set), &set);
-        const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(600);
-        volatile uint64_t x = 0;
-        while (std::chrono::steady_clock::now() < end)
-            x = x + 1;
+        spin_for(std::chrono::milliseconds(600));
         ::_exit(0);
     }
     // The test itself reads the ring from another CPU, so that CPU's user time

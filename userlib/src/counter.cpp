@@ -7,7 +7,6 @@
 #include <string>
 
 #include "archpmu/error.hpp"
-#include "archpmu/events.hpp"
 
 namespace archpmu {
 namespace {
@@ -25,7 +24,7 @@ SessionOptions counter_options(Counter::Scope scope, const std::string& device)
 }  // namespace
 
 Counter::Counter(std::string_view events, Scope scope, const std::string& device)
-    : session_(parse_event_list(events), counter_options(scope, device)),
+    : session_(events, counter_options(scope, device)),
       owner_(scope == Scope::thread ? ::gettid() : 0)
 {
 }

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
+// Session's rings (session.hpp), and the mapping they live in (sampling.hpp).
 #include "archpmu/sampling.hpp"
-#include "archpmu/session.hpp"
 
 #include <poll.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -12,18 +11,13 @@
 #include <utility>
 
 #include "archpmu.h"
-#include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
-#include "ioctl_cmd.hpp"
-#include "session_detail.hpp"
+#include "archpmu/session.hpp"
 
 namespace archpmu {
-namespace {
 
 static_assert(offsetof(archpmu_ring_page, data_head) == 1024, "perf's data_head offset");
 static_assert(offsetof(archpmu_ring_page, data_tail) == 1032, "perf's data_tail offset");
-
-}  // namespace
 
 Mapping::Mapping(int fd, std::size_t length, std::uint64_t offset, const std::string& what)
 {
