@@ -43,11 +43,14 @@ fi
 # The installed module has no test-only command (uapi/archpmu_test.h), and the
 # tree's own module, which the tests load, still has them.
 ko=$root/lib/modules/$kver/extra/archpmu.ko
-if nm "$ko" | grep -q archpmu_ioc_model; then
+if grep -q archpmu_ioc_model <<<"$(nm "$ko")"; then
 	echo "make install installed a module with the test-only commands"
 	exit 1
 fi
-nm "$top/module/archpmu.ko" | grep -q archpmu_ioc_model_msr ||
+# Whole listings into grep: grep -q would quit early, and pipefail would take
+# nm's SIGPIPE for a missing symbol.
+tree_symbols=$(nm "$top/module/archpmu.ko")
+grep -q archpmu_ioc_model_msr <<<"$tree_symbols" ||
 	{ echo "make install rebuilt the tree's module without the test-only commands"; exit 1; }
 # One version: the tool, the module's modinfo, the pkg-config file, the man pages.
 tool_version=$(LD_LIBRARY_PATH="$root/usr/lib/$arch" "$root/usr/bin/archpmu" --version)
