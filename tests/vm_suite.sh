@@ -68,4 +68,15 @@ set -e
 	echo "kernel-reports $(( reports + ${leaks:-0} ))"
 } > "$out/reliability.txt"
 cat "$out/reliability.txt"
+# Last, so that a log cut to its head and tail still names what failed: each
+# failed test case's block of the Catch2 report, the assertion with it.
+if [ "$rc" != 0 ]; then
+	echo "failed test cases (full log: $out/console.log):"
+	awk 'function flush() { if (bad) printf "%s", block; block = ""; bad = 0 }
+	     /^-+$/ && length($0) > 70 { if (!header) flush(); header = !header }
+	     /^=+$/ && length($0) > 70 { flush(); header = 0 }
+	     { block = block $0 "\n" }
+	     / FAILED:$|failed with|due to unexpected exception/ { bad = 1 }' "$out/console.log" |
+		grep -v '^\[ *[0-9.]*\] ' | head -n 120
+fi
 exit "$rc"

@@ -21,6 +21,7 @@
 #include "archpmu/sampling.hpp"
 #include "archpmu/session.hpp"
 #include "archpmu/unique_fd.hpp"
+#include "selftest_verdict.hpp"
 
 // Two instructions an iteration (n >= 1), then ret: its count is known, and a
 // sample's IP falls between its two symbols.
@@ -184,7 +185,7 @@ Check usr_os(const SelftestTarget& t)
     c.summary = "a user loop: " + num(spin[0]) + " user, " + num(spin[1]) +
                 " kernel instructions; reads of /dev/zero: " + num(reads[0]) + " user, " +
                 num(reads[1]) + " kernel" + scope_of(t);
-    if (spin[0] == 0 || spin[1] * 10 > spin[0] || reads[1] <= reads[0])
+    if (!usr_os_separates({spin[0], spin[1]}, {reads[0], reads[1]}))
         c.outcome = Outcome::fail;
     return c;
 }
