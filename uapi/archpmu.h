@@ -22,7 +22,11 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define ARCHPMU_ABI_VERSION	1
+/*
+ * 2: a session is always a file of its own (ABI 1 also had sessions of the
+ * /dev/archpmu file). Until 1.0 a version may drop what an earlier one had.
+ */
+#define ARCHPMU_ABI_VERSION	2
 #define ARCHPMU_DEVICE_PATH	"/dev/archpmu"
 
 /* Limits of the ABI's bitmaps. */
@@ -199,15 +203,13 @@ struct archpmu_cpu_info {
  * ARCHPMU_COUNT_OPEN_START, which opens the session started. Needs
  * CAP_PERFMON or CAP_SYS_ADMIN.
  *
- * The session is a file of its own with ARCHPMU_COUNT_OPEN_FD (capability
- * ARCHPMU_CAP_SESSION_FD): COUNT_OPEN then returns a new file descriptor
- * (close-on-exec) and COUNT_START, STOP, RESET and READ act on that
- * descriptor, so one process may hold several sessions and pass them on.
- * Closing its last reference releases the counters and restores
- * what the PMU held before, whether /dev/archpmu is still open or not.
- * Without the flag (the first layout's behaviour) COUNT_OPEN returns 0, the
- * session belongs to the /dev/archpmu file it was opened on, the commands go
- * to that file, and closing it releases the session.
+ * The session is a file of its own (ARCHPMU_CAP_SESSION_FD): COUNT_OPEN
+ * returns a new file descriptor (close-on-exec), and COUNT_START, STOP,
+ * RESET and READ act on that descriptor only, so one process may hold
+ * several sessions and pass them on. Closing its last reference releases
+ * the counters and restores what the PMU held before, whether /dev/archpmu
+ * is still open or not. ARCHPMU_COUNT_OPEN_FD asked for this in ABI 1; it
+ * is implied since ABI 2, and still accepted.
  *
  * archpmu_event.config is an IA32_PERFEVTSELx image: event select [7:0],
  * umask [15:8], USR [16], OS [17], edge [18], INV [23], CMASK [31:24],
@@ -224,10 +226,8 @@ struct archpmu_cpu_info {
  *
  * COUNT_OPEN errors, each its own cause:
  *   -EPERM       no CAP_PERFMON or CAP_SYS_ADMIN
- *   -EALREADY    without ARCHPMU_COUNT_OPEN_FD: this file already holds a session
- *   -EMFILE      with ARCHPMU_COUNT_OPEN_FD: no free file descriptor
- *   -ENFILE      the system's limit of open files is reached (every session
- *                is a file, with the flag or without)
+ *   -EMFILE      no free file descriptor
+ *   -ENFILE      the system's limit of open files is reached
  *   -EINVAL      reserved, EN, INT or PC bits in config; unknown flags;
  *                nr_events 0; a CPU listed twice; a counter pinned twice
  *   -E2BIG       nr_events > ARCHPMU_MAX_EVENTS or nr_cpus > nr_cpu_ids
@@ -354,7 +354,7 @@ struct archpmu_cpu_info {
  */
 
 /* archpmu_count_open.flags */
-#define ARCHPMU_COUNT_OPEN_FD	0x001U	/* return the session as a new file descriptor */
+#define ARCHPMU_COUNT_OPEN_FD	0x001U	/* implied since ABI 2: see above */
 #define ARCHPMU_COUNT_OPEN_START 0x002U	/* program the counters started (as COUNT_START) */
 #define ARCHPMU_COUNT_OPEN_TASK	0x004U	/* count only while the session's tasks run */
 #define ARCHPMU_COUNT_OPEN_MULTIPLEX 0x008U /* rotate groups that do not fit at once */
@@ -446,7 +446,7 @@ struct archpmu_count_open {
 };
 
 /*
- * Sampling. A session with sample_events (needs ARCHPMU_COUNT_OPEN_FD) has
+ * Sampling. A session with sample_events has
  * one entry per event: a period of 0 only counts; any other makes the event
  * sample, and its counter raises a PMI every @period events (or, with
  * ARCHPMU_SAMPLE_FREQ, @period times a second: the period is re-estimated
@@ -492,9 +492,9 @@ struct archpmu_count_open {
  *   sample_id: u32 pid, tid; u64 time; u64 id; u32 cpu, 0; u64 id.
  *
  * COUNT_OPEN errors for sampling, besides those above:
- *   -EINVAL   sample_events without ARCHPMU_COUNT_OPEN_FD; sample_flags,
- *             ring_pages or wakeup_bytes without sample_events; unknown
- *             sample_flags or archpmu_sample_event.flags; a frequency of 0;
+ *   -EINVAL   sample_flags, ring_pages or wakeup_bytes without
+ *             sample_events; unknown sample_flags or
+ *             archpmu_sample_event.flags; a frequency of 0;
  *             ARCHPMU_SAMPLE_READ without a sampling event; ring_pages
  *             not a power of 2 or above ARCHPMU_RING_MAX_PAGES
  *   -ERANGE   a period above what the event's counter takes (bad_event
@@ -540,9 +540,9 @@ struct archpmu_ring_page {
 };
 
 /*
- * COUNT_START, COUNT_STOP, COUNT_RESET: -EBADFD when the file has no session,
- * -EINVAL for non-zero flags. On a session file descriptor, these and
- * COUNT_READ are its only commands (anything else is -ENOTTY).
+ * COUNT_START, COUNT_STOP, COUNT_RESET: -EINVAL for non-zero flags. These
+ * and COUNT_READ are a session file's only commands, and /dev/archpmu has
+ * none of them (-ENOTTY).
  */
 struct archpmu_count_ctl {
 	__u32 size;		/* in */
@@ -582,7 +582,7 @@ struct archpmu_count_value {
 /*
  * A snapshot of every event on every CPU of the session: nr_events * nr_cpus
  * entries, CPU-major. -ENOSPC (with nr_values set to what is needed) when
- * nr_values is too small; -EBADFD without a session; -EINVAL for non-zero
+ * nr_values is too small; -EINVAL for non-zero
  * flags or reserved fields; -EFAULT for a bad values pointer.
  */
 struct archpmu_count_read {

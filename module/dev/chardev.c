@@ -2,30 +2,21 @@
 /*
  * /dev/archpmu: the device-level commands (INFO, CPU_INFO, COUNT_OPEN and
  * the test-only model commands) in a table indexed by _IOC_NR (ucmd.h).
- * A session opened without ARCHPMU_COUNT_OPEN_FD belongs to the device
- * file: the file keeps the session's file and passes the session commands
- * on to it, so both kinds of session run the same code.
+ * A session is a file of its own (session/session_fd.c): the device file
+ * holds no state.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
-#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
-#include <linux/mutex.h>
 #include <linux/nospec.h>
-#include <linux/slab.h>
 
 #include "../session/session.h"
 #include "../../uapi/archpmu_test.h"
 #include "dev.h"
-
-struct archpmu_dev_file {
-	struct mutex lock;	/* serialises COUNT_OPEN and the passed-on commands */
-	struct file *session;	/* a session opened without ARCHPMU_COUNT_OPEN_FD */
-};
 
 u64 archpmu_capabilities(void)
 {
@@ -105,34 +96,10 @@ static int archpmu_ioc_cpu_info(struct archpmu_ucmd *ucmd)
 	return archpmu_ucmd_respond(ucmd, sizeof(*cmd));
 }
 
+/* A session is a file of its own: its commands go to that file, not to this one. */
 static int archpmu_ioc_count_open(struct archpmu_ucmd *ucmd)
 {
-	struct archpmu_dev_file *df = ucmd->ctx;
-	long ret;
-
-	mutex_lock(&df->lock);
-	ret = archpmu_session_open(ucmd->cmd, ucmd->ubuffer, ucmd->user_size, &df->session);
-	mutex_unlock(&df->lock);
-	return ret;
-}
-
-/* A session command on the device: for the session opened on this file. */
-static int archpmu_ioc_session_cmd(struct archpmu_ucmd *ucmd)
-{
-	struct archpmu_dev_file *df = ucmd->ctx;
-	struct archpmu_ucmd on_session = *ucmd;
-	int ret;
-
-	mutex_lock(&df->lock);
-	if (df->session) {
-		on_session.ctx = df->session->private_data;
-		ret = archpmu_session_cmd(&on_session);
-	} else {
-		/* A session's own refusals come before "no session". */
-		ret = archpmu_session_cmd_check(ucmd->ioctl, ucmd->cmd) ?: -EBADFD;
-	}
-	mutex_unlock(&df->lock);
-	return ret;
+	return archpmu_session_open(ucmd->cmd, ucmd->ubuffer, ucmd->user_size);
 }
 
 static const struct archpmu_ioctl_op archpmu_ioctl_ops[] = {
@@ -148,47 +115,16 @@ static const struct archpmu_ioctl_op archpmu_ioctl_ops[] = {
 	ARCHPMU_IOCTL_OP(REGS, archpmu_ioc_regs, struct archpmu_regs_read, timestamp_ns),
 	ARCHPMU_IOCTL_OP(COUNT_OPEN, archpmu_ioc_count_open,
 			 struct archpmu_count_open, __reserved),
-	ARCHPMU_IOCTL_OP(COUNT_START, archpmu_ioc_session_cmd,
-			 struct archpmu_count_ctl, flags),
-	ARCHPMU_IOCTL_OP(COUNT_STOP, archpmu_ioc_session_cmd,
-			 struct archpmu_count_ctl, flags),
-	ARCHPMU_IOCTL_OP(COUNT_RESET, archpmu_ioc_session_cmd,
-			 struct archpmu_count_ctl, flags),
-	ARCHPMU_IOCTL_OP(COUNT_READ, archpmu_ioc_session_cmd,
-			 struct archpmu_count_read, timestamp_ns),
 };
 
 static long archpmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
-	return archpmu_ucmd_dispatch(archpmu_ioctl_ops, ARRAY_SIZE(archpmu_ioctl_ops),
-				     filp->private_data, cmd, arg);
-}
-
-static int archpmu_fops_open(struct inode *inode, struct file *filp)
-{
-	struct archpmu_dev_file *df = kzalloc(sizeof(*df), GFP_KERNEL);
-
-	if (!df)
-		return -ENOMEM;
-	mutex_init(&df->lock);
-	filp->private_data = df;
-	return 0;
-}
-
-static int archpmu_fops_release(struct inode *inode, struct file *filp)
-{
-	struct archpmu_dev_file *df = filp->private_data;
-
-	if (df->session)
-		fput(df->session);
-	kfree(df);
-	return 0;
+	return archpmu_ucmd_dispatch(archpmu_ioctl_ops, ARRAY_SIZE(archpmu_ioctl_ops), NULL,
+				     cmd, arg);
 }
 
 static const struct file_operations archpmu_fops = {
 	.owner = THIS_MODULE,
-	.open = archpmu_fops_open,
-	.release = archpmu_fops_release,
 	.unlocked_ioctl = archpmu_fops_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,

@@ -24,7 +24,7 @@ int archpmu_sample_copy_in(struct archpmu_count_open *cmd,
 		return -EINVAL;
 	if (!cmd->sample_events)
 		return cmd->sample_flags || cmd->ring_pages || cmd->wakeup_bytes ? -EINVAL : 0;
-	if (!(cmd->flags & ARCHPMU_COUNT_OPEN_FD) || (cmd->sample_flags & ~ARCHPMU_SAMPLE_READ))
+	if (cmd->sample_flags & ~ARCHPMU_SAMPLE_READ)
 		return -EINVAL;
 	if (cmd->ring_pages && (!is_power_of_2(cmd->ring_pages) ||
 				cmd->ring_pages > ARCHPMU_RING_MAX_PAGES))

@@ -197,8 +197,7 @@ static struct archpmu_session *session_alloc(u32 nr_events)
  * Create, check and program a session; on any error nothing of it is left.
  * @cmd's out fields say what was refused.
  */
-static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
-			  struct archpmu_session **out)
+static int session_create(struct archpmu_count_open *cmd, struct archpmu_session **out)
 {
 	struct archpmu_event __user *uev = u64_to_user_ptr(cmd->events);
 	struct archpmu_session *s;
@@ -219,8 +218,6 @@ static int session_create(struct archpmu_count_open *cmd, struct file **legacy,
 		return -EINVAL;
 	if (cmd->nr_events > ARCHPMU_MAX_EVENTS || cmd->nr_cpus > nr_cpu_ids)
 		return -E2BIG;
-	if (legacy && *legacy)
-		return -EALREADY;
 
 	s = session_alloc(cmd->nr_events);
 	if (!s)
@@ -317,18 +314,17 @@ err_free:
  * install can fail.
  */
 long archpmu_session_open(struct archpmu_count_open *cmd, void __user *ubuf,
-			  u32 user_size, struct file **legacy)
+			  u32 user_size)
 {
 	struct archpmu_event __user *uev = u64_to_user_ptr(cmd->events);
-	bool want_fd = cmd->flags & ARCHPMU_COUNT_OPEN_FD;
 	struct archpmu_session *s = NULL;
 	struct file *file = NULL;
 	int fd = -1;
 	unsigned int e;
 	long ret;
 
-	ret = session_create(cmd, want_fd ? NULL : legacy, &s);
-	if (!ret && want_fd) {
+	ret = session_create(cmd, &s);
+	if (!ret) {
 		fd = get_unused_fd_flags(O_CLOEXEC);
 		if (fd < 0)
 			ret = fd;
@@ -360,10 +356,6 @@ long archpmu_session_open(struct archpmu_count_open *cmd, void __user *ubuf,
 		if (fd >= 0)
 			put_unused_fd(fd);
 		return ret;
-	}
-	if (!want_fd) {
-		*legacy = file;
-		return 0;
 	}
 	fd_install(fd, file);
 	return fd;

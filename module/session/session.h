@@ -32,21 +32,14 @@ extern struct list_head archpmu_sessions;
 
 /*
  * COUNT_OPEN: create, check and program a session, all or nothing, and
- * write the outcome back. With ARCHPMU_COUNT_OPEN_FD the result is the new
- * file descriptor; otherwise 0, and the session's file goes to *@legacy
- * (-EALREADY if one is there already).
+ * write the outcome back. The result is the session's new file descriptor.
  */
 long archpmu_session_open(struct archpmu_count_open *cmd, void __user *ubuf,
-			  u32 user_size, struct file **legacy);
+			  u32 user_size);
 void archpmu_session_destroy(struct archpmu_session *s);
 
 /* session_fd.c */
 extern const struct file_operations archpmu_session_fops;
-struct archpmu_ucmd;
-/* A session command (START, STOP, RESET, READ) copied in, ucmd->ctx the session. */
-int archpmu_session_cmd(struct archpmu_ucmd *ucmd);
-/* The checks a session command makes before it needs a session. */
-int archpmu_session_cmd_check(unsigned int cmd, const void *cmd_buf);
 
 /* hotplug.c */
 int archpmu_session_hotplug_init(void);

@@ -2,9 +2,8 @@
 /*
  * A session's file: its own ioctl table (COUNT_START, STOP, RESET, READ),
  * mmap of a sampling session's rings and poll for their records, and its
- * release, which destroys the session. It is the descriptor
- * COUNT_OPEN returns with ARCHPMU_COUNT_OPEN_FD, and the file a
- * /dev/archpmu file holds for a session opened without it.
+ * release, which destroys the session. It is the descriptor COUNT_OPEN
+ * returns.
  */
 #include <linux/fs.h>
 #include <linux/module.h>
@@ -12,7 +11,7 @@
 #include "../ucmd.h"
 #include "session.h"
 
-int archpmu_session_cmd_check(unsigned int cmd, const void *cmd_buf)
+static int session_cmd_check(unsigned int cmd, const void *cmd_buf)
 {
 	const struct archpmu_count_read *rd = cmd_buf;
 	const struct archpmu_count_ctl *ctl = cmd_buf;
@@ -25,7 +24,7 @@ int archpmu_session_cmd_check(unsigned int cmd, const void *cmd_buf)
 static int session_ctl(struct archpmu_ucmd *ucmd)
 {
 	struct archpmu_session *s = ucmd->ctx;
-	int ret = archpmu_session_cmd_check(ucmd->ioctl, ucmd->cmd);
+	int ret = session_cmd_check(ucmd->ioctl, ucmd->cmd);
 
 	if (ret)
 		return ret;
@@ -39,7 +38,7 @@ static int session_read(struct archpmu_ucmd *ucmd)
 {
 	struct archpmu_session *s = ucmd->ctx;
 	struct archpmu_count_read *rd = ucmd->cmd;
-	int ret = archpmu_session_cmd_check(ucmd->ioctl, rd);
+	int ret = session_cmd_check(ucmd->ioctl, rd);
 
 	if (ret)
 		return ret;
@@ -58,11 +57,6 @@ static const struct archpmu_ioctl_op session_ioctl_ops[] = {
 	ARCHPMU_IOCTL_OP(COUNT_READ, session_read, struct archpmu_count_read,
 			 timestamp_ns),
 };
-
-int archpmu_session_cmd(struct archpmu_ucmd *ucmd)
-{
-	return ucmd->ioctl == ARCHPMU_IOC_COUNT_READ ? session_read(ucmd) : session_ctl(ucmd);
-}
 
 static long session_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {

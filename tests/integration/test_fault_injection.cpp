@@ -134,15 +134,20 @@ TEST_CASE("every allocation of COUNT_OPEN fails once: ENOMEM, nothing programmed
             {
                 archpmu::UniqueFd warm(::open(kDev, O_RDWR | O_CLOEXEC));
                 archpmu_count_open op = open_op();
-                REQUIRE(::ioctl(warm.get(), ARCHPMU_IOC_COUNT_OPEN, &op) == 0);
+                const archpmu::UniqueFd session(::ioctl(warm.get(), ARCHPMU_IOC_COUNT_OPEN, &op));
+                REQUIRE(session.valid());
             }
             archpmu::UniqueFd fd(::open(kDev, O_RDWR | O_CLOEXEC));
             REQUIRE(fd.valid());
             archpmu_count_open op = open_op();
+            const auto lowest_free_fd = [&] { return archpmu::UniqueFd(::dup(fd.get())).get(); };
+            const int free_before = lowest_free_fd();
             fail_nth.set(n);
-            const int err = ::ioctl(fd.get(), ARCHPMU_IOC_COUNT_OPEN, &op) == 0 ? 0 : errno;
+            const int ret = ::ioctl(fd.get(), ARCHPMU_IOC_COUNT_OPEN, &op);
+            const int err = ret >= 0 ? 0 : errno;
             const unsigned left = fail_nth.left();
             fail_nth.set(0);
+            const archpmu::UniqueFd session(ret);
             if (left != 0) {  // fewer allocations than n: nothing was failed
                 clean_run = true;
                 CHECK(err == 0);
@@ -154,10 +159,7 @@ TEST_CASE("every allocation of COUNT_OPEN fails once: ENOMEM, nothing programmed
                 continue;
             ++enomem;
             CHECK(snapshot_all() == before);
-            archpmu_count_ctl ctl{};
-            ctl.size = sizeof(ctl);
-            CHECK(::ioctl(fd.get(), ARCHPMU_IOC_COUNT_START, &ctl) == -1);
-            CHECK(errno == EBADFD);
+            CHECK(lowest_free_fd() == free_before);  // no session file either
         }
         return enomem;
     };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Sessions as files of their own (ARCHPMU_COUNT_OPEN_FD): the descriptor
-// COUNT_OPEN returns, several sessions per device file, release on the
+// Sessions as files of their own: the descriptor COUNT_OPEN returns, with
+// ARCHPMU_COUNT_OPEN_FD or without (implied since ABI 2), several sessions per
+// device file, which takes no session command, release on the
 // session file's last close whether /dev/archpmu is open or not, the session
 // file's commands and refusals, and the library's Session on top of it.
 #include <dirent.h>
@@ -68,9 +69,8 @@ archpmu_event on_gp(uint32_t code, uint32_t counter)
     return {code, ARCHPMU_EVENT_PIN, counter};
 }
 
-// COUNT_OPEN of `evs` on CPU 0 through the device file `dev`. With
-// ARCHPMU_COUNT_OPEN_FD (the default) the session's descriptor, without it 0;
-// -errno on a refusal.
+// COUNT_OPEN of `evs` on CPU 0 through the device file `dev`: the session's
+// descriptor, or -errno on a refusal.
 int count_open(int dev, std::vector<archpmu_event> evs, uint32_t flags = ARCHPMU_COUNT_OPEN_FD,
                archpmu_count_open* out = nullptr)
 {
@@ -172,7 +172,7 @@ int open_errno(const std::string& list)
 
 }  // namespace
 
-TEST_CASE("COUNT_OPEN with ARCHPMU_COUNT_OPEN_FD returns a close-on-exec session file",
+TEST_CASE("COUNT_OPEN returns a close-on-exec session file, with ARCHPMU_COUNT_OPEN_FD or without",
           "[session_fd][counting]")
 {
     LoadedModule module(kExact);
@@ -187,11 +187,11 @@ TEST_CASE("COUNT_OPEN with ARCHPMU_COUNT_OPEN_FD returns a close-on-exec session
     CHECK(close_on_exec(fd));
     CHECK(op.nr_cpus_opened == 1);
 
-    // The device's file holds no session: its controls say so.
+    // The device's file takes no session command (ABI 2).
     for (unsigned long request :
          {ARCHPMU_IOC_COUNT_START, ARCHPMU_IOC_COUNT_STOP, ARCHPMU_IOC_COUNT_RESET})
-        CHECK(control(dev.get(), request) == EBADFD);
-    CHECK(read_errno(dev.get(), 16) == EBADFD);
+        CHECK(control(dev.get(), request) == ENOTTY);
+    CHECK(read_errno(dev.get(), 16) == ENOTTY);
 
     // The session file is the session.
     CHECK(control(fd, ARCHPMU_IOC_COUNT_START) == 0);
@@ -203,12 +203,16 @@ TEST_CASE("COUNT_OPEN with ARCHPMU_COUNT_OPEN_FD returns a close-on-exec session
     CHECK(control(fd, ARCHPMU_IOC_COUNT_RESET) == 0);
     CHECK(counts(fd) == std::vector<uint64_t>{0, 0});
 
-    // The device's file can still hold a session of the first kind, beside it.
-    CHECK(count_open(dev.get(), {any_counter(kBranches)}, 0) == 0);
-    CHECK(control(dev.get(), ARCHPMU_IOC_COUNT_START) == 0);
+    // Without the flag (ABI 1's sessions of the device file) the same: a file of its own.
+    const int plain = count_open(dev.get(), {any_counter(kBranches)}, 0);
+    REQUIRE(plain > 0);
+    const UniqueFd second(plain);
+    CHECK(close_on_exec(plain));
+    CHECK(control(plain, ARCHPMU_IOC_COUNT_START) == 0);
     inject(0, kBranches, 3);
-    CHECK(counts(dev.get()) == std::vector<uint64_t>{3});
+    CHECK(counts(plain) == std::vector<uint64_t>{3});
     CHECK(counts(fd) == std::vector<uint64_t>{0, 0});
+    CHECK(read_errno(dev.get(), 16) == ENOTTY);
 }
 
 TEST_CASE("one device file opens several session files, on disjoint counters",
@@ -218,14 +222,14 @@ TEST_CASE("one device file opens several session files, on disjoint counters",
     require_session_fd();
     const auto dev = open_dev();
     const auto a = session_file(dev.get(), {on_gp(kBranches, 0)});
-    const auto b = session_file(dev.get(), {on_gp(kBranches, 1)});  // no EALREADY
+    const auto b = session_file(dev.get(), {on_gp(kBranches, 1)});
     CHECK(a.get() != b.get());
-
-    // A first-layout session on the same file is still one per file...
-    CHECK(count_open(dev.get(), {on_gp(kBranches, 2)}, 0) == 0);
-    CHECK(count_open(dev.get(), {on_gp(kBranches, 3)}, 0) == -EALREADY);
-    // ...and does not keep the file from opening more session files.
-    const auto c = session_file(dev.get(), {on_gp(kBranches, 3)});
+    // Without the flag as well (ABI 1 allowed one such session per file).
+    const int plain = count_open(dev.get(), {on_gp(kBranches, 2)}, 0);
+    REQUIRE(plain > 0);
+    const UniqueFd c(plain);
+    const UniqueFd d(count_open(dev.get(), {on_gp(kBranches, 3)}, 0));
+    CHECK(d.valid());
 
     // GP0 is a's.
     archpmu_count_open op{};
@@ -241,7 +245,7 @@ TEST_CASE("one device file opens several session files, on disjoint counters",
     CHECK(counts(a.get()) == std::vector<uint64_t>{8});
     CHECK(counts(b.get()) == std::vector<uint64_t>{3});
     CHECK(counts(c.get()) == std::vector<uint64_t>{0});
-    CHECK(counts(dev.get()) == std::vector<uint64_t>{0});
+    CHECK(counts(d.get()) == std::vector<uint64_t>{0});
 }
 
 TEST_CASE("closing a session file releases its counters while the device stays open",
@@ -277,7 +281,9 @@ TEST_CASE("a session file outlives the device file it was opened on", "[session_
     require_session_fd();
     auto dev = open_dev();
     auto session = session_file(dev.get(), {any_counter(kInstructions), on_gp(kBranches, 0)});
-    CHECK(count_open(dev.get(), {on_gp(kBranches, 1)}, 0) == 0);  // the device file's own, GP1
+    // Opened without the flag: ABI 1 gave it to the device file; now a file of its own, GP1.
+    auto second = UniqueFd(count_open(dev.get(), {on_gp(kBranches, 1)}, 0));
+    REQUIRE(second.valid());
     dev.reset();  // no file of /dev/archpmu is open now
 
     CHECK(control(session.get(), ARCHPMU_IOC_COUNT_START) == 0);
@@ -287,8 +293,10 @@ TEST_CASE("a session file outlives the device file it was opened on", "[session_
     // The session file keeps the module, with no file of the device open.
     CHECK(unload_module() == EWOULDBLOCK);
     {
-        // Closing the device file released its own session (GP1), not the session file's.
+        // Both outlived the device file; closing the second releases GP1 only.
         const auto dev2 = open_dev();
+        CHECK(count_open(dev2.get(), {on_gp(kBranches, 1)}) == -EBUSY);
+        second.reset();
         CHECK(count_open(dev2.get(), {on_gp(kBranches, 0)}) == -EBUSY);
         const auto gp1 = session_file(dev2.get(), {on_gp(kBranches, 1)});
         CHECK(gp1.valid());
@@ -345,12 +353,14 @@ TEST_CASE("a session file answers only COUNT_START, STOP, RESET and READ", "[ses
         // None of them touched the session.
         CHECK(counts(fd) == std::vector<uint64_t>{0, 0});
     }
-    SECTION("a short COUNT_READ is ENOSPC with the room needed, as on the device")
+    SECTION("a short COUNT_READ is ENOSPC with the room needed")
     {
-        // Two events on CPU 0 on the device's file too (GP1 and GP2: GP0 is the session's).
-        CHECK(count_open(dev.get(), {any_counter(kBranches), any_counter(kBranches)}, 0) == 0);
-        for (int target : {fd, dev.get()}) {
-            CAPTURE(target == fd ? "session file" : "device file");
+        // Two events on CPU 0 in a session opened without the flag too (GP1 and GP2).
+        const UniqueFd plain(
+            count_open(dev.get(), {any_counter(kBranches), any_counter(kBranches)}, 0));
+        REQUIRE(plain.valid());
+        for (int target : {fd, plain.get()}) {
+            CAPTURE(target == fd ? "with ARCHPMU_COUNT_OPEN_FD" : "without");
             uint32_t needed = 0;
             CHECK(read_errno(target, 1, &needed) == ENOSPC);
             CHECK(needed == 2);
@@ -361,7 +371,7 @@ TEST_CASE("a session file answers only COUNT_START, STOP, RESET and READ", "[ses
             CHECK(needed == 2);
         }
     }
-    SECTION("non-zero flags are EINVAL, as on the device")
+    SECTION("non-zero flags are EINVAL")
     {
         for (unsigned long request :
              {ARCHPMU_IOC_COUNT_START, ARCHPMU_IOC_COUNT_STOP, ARCHPMU_IOC_COUNT_RESET})
