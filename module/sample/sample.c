@@ -106,6 +106,10 @@ int archpmu_sample_setup(struct archpmu_sample *sm, struct archpmu_claims *cl,
 	int ret;
 
 	sm->ring_pages = cmd->ring_pages ?: ARCHPMU_RING_DEFAULT_PAGES;
+	/* Each ring is its data pages and a control page. */
+	ret = archpmu_ring_charge(&sm->charge, (unsigned long)cl->nr_cpus * (sm->ring_pages + 1));
+	if (ret)
+		return ret;
 	sm->smp = kvcalloc(cl->nr_cpus, sizeof(*sm->smp), GFP_KERNEL);
 	if (!sm->smp)
 		return -ENOMEM;
@@ -137,6 +141,7 @@ void archpmu_sample_teardown(struct archpmu_sample *sm)
 	kvfree(sm->smp);
 	sm->smp = NULL;
 	sm->nr = 0;
+	archpmu_ring_uncharge(&sm->charge);
 	if (sm->registered)
 		archpmu_pmi_put(sm->cl);
 	sm->registered = false;

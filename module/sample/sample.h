@@ -31,11 +31,19 @@ struct archpmu_sampler {
 	u64 noted[3];
 };
 
+/* What a session's rings pinned, and whose (mlock.c). */
+struct archpmu_ring_charge {
+	struct user_struct *user;	/* NULL: nothing charged */
+	unsigned long allowance;	/* pages on the user's ring_mlock_kb allowance */
+	unsigned long locked;		/* pages on the user's locked_vm */
+};
+
 /* A session's sampling. */
 struct archpmu_sample {
 	struct archpmu_sampler *smp;	/* one per claim, in claim order */
 	unsigned int nr;
 	u32 ring_pages;
+	struct archpmu_ring_charge charge;
 	bool registered;		/* holds a reference on the PMI handler */
 	wait_queue_head_t wq;
 	const struct archpmu_claims *cl;
@@ -73,6 +81,14 @@ __poll_t archpmu_sample_poll(struct archpmu_sample *sm, struct file *file,
  */
 void archpmu_sample_notes_start(struct archpmu_sample *sm);
 void archpmu_sample_notes_stop(struct archpmu_sample *sm);
+
+/*
+ * mlock.c: charge @pages of rings to the caller's user, as perf charges its
+ * rings; -ENOMEM (and a line in dmesg naming the limit) over the limits.
+ * Uncharging a charge never taken does nothing.
+ */
+int archpmu_ring_charge(struct archpmu_ring_charge *ch, unsigned long pages);
+void archpmu_ring_uncharge(struct archpmu_ring_charge *ch);
 
 /* pmi.c */
 /*

@@ -2,7 +2,9 @@
 #include "harness.hpp"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -332,6 +334,18 @@ void pin_to(unsigned cpu)
     REQUIRE(::sched_setaffinity(0, sizeof(set), &set) == 0);
     // sched_setaffinity() returns once the thread runs on an allowed CPU.
     REQUIRE(static_cast<unsigned>(::sched_getcpu()) == cpu);
+}
+
+bool become_nobody_with_perfmon()
+{
+    ::prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L);
+    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
+        return false;
+    // capset(2) directly: CAP_PERFMON (38) is in the second word.
+    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2]{};
+    data[1].effective = data[1].permitted = 1U << (CAP_PERFMON - 32);
+    return ::syscall(SYS_capset, &hdr, data) == 0;
 }
 
 void unpin()

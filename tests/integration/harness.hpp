@@ -97,6 +97,10 @@ void spin_for(std::chrono::milliseconds how_long);
 void pin_to(unsigned cpu);
 void unpin();
 
+// In a forked child of the (root) test process: become nobody (uid and gid
+// 65534), keeping CAP_PERFMON and no other capability.
+bool become_nobody_with_perfmon();
+
 // A session's options on these CPUs (empty: every online CPU), multiplexed or
 // not, started with the open or not.
 enum class Mux { off, on };

@@ -172,19 +172,6 @@ int task_open_errno(uint32_t flags, uint32_t task_pid, uint32_t task_flags,
     return task_open_on(fd.get(), flags, task_pid, task_flags, bad_cpu, sample_events);
 }
 
-// In a child of the (root) test process: become nobody, keeping CAP_PERFMON only.
-bool become_nobody_with_perfmon()
-{
-    ::prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L);
-    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
-        return false;
-    // capset(2) directly: CAP_PERFMON (38) is in the second word.
-    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct data[2]{};
-    data[1].effective = data[1].permitted = 1U << (CAP_PERFMON - 32);
-    return ::syscall(SYS_capset, &hdr, data) == 0;
-}
-
 // One round of an open racing its target's exec, run in the opener's process:
 // a target (nobody) that execs the set-uid image as soon as it is told, and a
 // COUNT_OPEN on it at that moment. The image injects 13,332 instructions in

@@ -169,9 +169,15 @@ std::string task_refusal(int err, const archpmu_count_open& cmd, const TaskScope
     }
 }
 
-// The refusals only sampling has (ERANGE, and EINVAL with no event named).
+// The refusals only sampling has (ERANGE, ENOMEM for the rings, and EINVAL
+// with no event named).
 std::string sampling_refusal(int err, const archpmu_count_open& cmd, const std::string& event)
 {
+    if (err == ENOMEM)
+        return "the sampling rings are over the locked-memory limits (the module's ring_mlock_kb "
+               "per CPU for each user, then RLIMIT_MEMLOCK: ulimit -l; CAP_IPC_LOCK lifts it; "
+               "dmesg says how much is left), or out of memory: ask for fewer ring pages or "
+               "CPUs";
     const std::string on = cmd.bad_cpu == ~0U ? "" : " on CPU " + std::to_string(cmd.bad_cpu);
     if (err == ERANGE)
         return (cmd.bad_event == ~0U ? std::string("an event") : "event '" + event + "'") + on +

@@ -229,7 +229,8 @@ void Session::open(const SessionOptions& options)
         if (options.task &&
             (err == ESRCH || err == EACCES || (err == EOPNOTSUPP && cmd.bad_event == ~0U)))
             throw Error(err, detail::task_refusal(err, cmd, *options.task));
-        if (options.sampling && (err == ERANGE || (err == EINVAL && cmd.bad_event == ~0U)))
+        if (options.sampling &&
+            (err == ERANGE || err == ENOMEM || (err == EINVAL && cmd.bad_event == ~0U)))
             throw Error(err, detail::sampling_refusal(err, cmd, name));
         throw Error(err, open_refusal(err, cmd, name,
                                       cmd.bad_event < evs.size() ? &evs[cmd.bad_event] : nullptr));

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+// Sampling rings are charged as perf charges its rings: each user has
+// ring_mlock_kb per online CPU, then RLIMIT_MEMLOCK on the user's locked_vm,
+// which CAP_IPC_LOCK lifts. A refusal is ENOMEM, named in dmesg and in the
+// library's message; closing a session gives its charge back.
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "archpmu.h"
+#include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/session.hpp"
+#include "archpmu/unique_fd.hpp"
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+using archpmu::UniqueFd;
+
+namespace {
+
+constexpr uint32_t kRingPages = 4;  // and a control page: 5 pages a ring
+constexpr long kPage = 4096;
+
+// A sampling session of one event on CPU 0 with rings of `ring_pages`, opened
+// through the device file `dev`: its file, or -errno.
+int open_sampling(int dev, uint32_t ring_pages)
+{
+    archpmu_event ev = {0x00c4 | ARCHPMU_EVTSEL_USR, ARCHPMU_EVENT_GP_ONLY, 0};
+    archpmu_sample_event spec{};
+    spec.period = 1000;
+    spec.id = 1;
+    uint32_t cpu0 = 0;
+    archpmu_count_open op{};
+    op.size = sizeof(op);
+    op.nr_events = 1;
+    op.events = reinterpret_cast<uintptr_t>(&ev);
+    op.nr_cpus = 1;
+    op.cpus = reinterpret_cast<uintptr_t>(&cpu0);
+    op.sample_events = reinterpret_cast<uintptr_t>(&spec);
+    op.ring_pages = ring_pages;
+    const int fd = ::ioctl(dev, ARCHPMU_IOC_COUNT_OPEN, &op);
+    return fd < 0 ? -errno : fd;
+}
+
+// Runs `body` as nobody with CAP_PERFMON only and RLIMIT_MEMLOCK `limit_pages`,
+// with a file of /dev/archpmu (root's: the node is root-only); its exit status
+// (0: every step as expected; otherwise the failed step).
+int as_nobody(long limit_pages, int (*body)(int dev))
+{
+    const UniqueFd dev(::open("/dev/archpmu", O_RDWR | O_CLOEXEC));
+    const pid_t child = ::fork();
+    if (child == 0) {
+        const rlimit lim{static_cast<rlim_t>(limit_pages * kPage),
+                         static_cast<rlim_t>(limit_pages * kPage)};
+        if (::setrlimit(RLIMIT_MEMLOCK, &lim) != 0 || !become_nobody_with_perfmon())
+            ::_exit(100);
+        ::_exit(body(dev.get()));
+    }
+    int status = 0;
+    if (child < 0 || ::waitpid(child, &status, 0) != child || !WIFEXITED(status))
+        return -1;
+    return WEXITSTATUS(status);
+}
+
+}  // namespace
+
+TEST_CASE("sampling rings are charged to the user: ring_mlock_kb per CPU, then RLIMIT_MEMLOCK",
+          "[sampling][ring-limits]")
+{
+    const auto cpus = online_cpus();
+    // ring_mlock_kb=4: one page per online CPU. With RLIMIT_MEMLOCK at 7 - N
+    // pages, nobody may pin 7 pages: one ring of 5, not two.
+    REQUIRE(cpus.size() <= 6);
+    LoadedModule module("backend=model model_rate_percent=0 ring_mlock_kb=4");
+    const long limit = 7 - static_cast<long>(cpus.size());
+    KernelLog log;
+
+    CHECK(as_nobody(limit, [](int dev) {
+              UniqueFd first(open_sampling(dev, kRingPages));
+              if (!first.valid())
+                  return 1;
+              if (open_sampling(dev, kRingPages) != -ENOMEM)
+                  return 2;
+              // The charge comes back with the session, every time.
+              first.reset();
+              for (int i = 0; i < 20; ++i) {
+                  const UniqueFd again(open_sampling(dev, kRingPages));
+                  if (!again.valid())
+                      return 3;
+              }
+              // Larger rings than the limits allow, alone: refused.
+              if (open_sampling(dev, 2 * kRingPages) != -ENOMEM)
+                  return 4;
+              return 0;
+          }) == 0);
+    CHECK(log.grep("sampling rings of 20 KiB refused: over the locked-memory limits "
+                   "(ring_mlock_kb=4 per CPU for uid 65534")
+              .size() >= 1);
+
+    SECTION("the library names the limits")
+    {
+        // The library opens the device itself: the node open to all meanwhile.
+        REQUIRE(::chmod("/dev/archpmu", 0666) == 0);
+        CHECK(as_nobody(limit, [](int) {
+                  archpmu::EventSpec ev = archpmu::parse_event("branches:u");
+                  ev.sample.period = 1000;
+                  archpmu::SessionOptions options;
+                  options.cpus = {0};
+                  archpmu::SamplingOptions rings;
+                  rings.ring_pages = 2 * kRingPages;
+                  options.sampling = rings;
+                  try {
+                      archpmu::Session s({ev}, options);
+                      return 1;
+                  } catch (const archpmu::Error& e) {
+                      const std::string what = e.what();
+                      return e.code().value() == ENOMEM &&
+                                     what.find("ring_mlock_kb") != std::string::npos &&
+                                     what.find("ulimit -l") != std::string::npos
+                                 ? 0
+                                 : 2;
+                  }
+              }) == 0);
+        ::chmod("/dev/archpmu", 0600);
+    }
+    SECTION("CAP_IPC_LOCK lifts RLIMIT_MEMLOCK, as for perf")
+    {
+        // Root, with RLIMIT_MEMLOCK 0 and the allowance spent many times over.
+        const rlimit zero{0, 0};
+        rlimit before{};
+        REQUIRE(::getrlimit(RLIMIT_MEMLOCK, &before) == 0);
+        REQUIRE(::setrlimit(RLIMIT_MEMLOCK, &zero) == 0);
+        const UniqueFd dev(::open("/dev/archpmu", O_RDWR | O_CLOEXEC));
+        const UniqueFd big(open_sampling(dev.get(), 64));
+        const UniqueFd more(open_sampling(dev.get(), 64));
+        ::setrlimit(RLIMIT_MEMLOCK, &before);
+        CHECK(big.valid());
+        CHECK(more.valid());
+    }
+}
