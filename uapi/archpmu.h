@@ -501,8 +501,8 @@ struct archpmu_count_open {
  *             and bad_cpu say which), or a frequency above sample_max_rate
  *             (bad_event)
  *   -EFAULT   a bad sample_events pointer
- *   -ENOMEM   the rings are over the caller's locked-memory limits, charged
- *             as perf charges its rings: the module parameter ring_mlock_kb
+ *   -ENOMEM   the rings are over the caller's locked-memory limits, bounded
+ *             as perf bounds its rings: the module parameter ring_mlock_kb
  *             per online CPU for each user, then RLIMIT_MEMLOCK on the
  *             user's locked memory unless the caller has CAP_IPC_LOCK
  * mmap: -ENODEV on a session that does not sample; -EINVAL for a private

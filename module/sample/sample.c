@@ -106,10 +106,6 @@ int archpmu_sample_setup(struct archpmu_sample *sm, struct archpmu_claims *cl,
 	int ret;
 
 	sm->ring_pages = cmd->ring_pages ?: ARCHPMU_RING_DEFAULT_PAGES;
-	/* Each ring is its data pages and a control page. */
-	ret = archpmu_ring_charge(&sm->charge, (unsigned long)cl->nr_cpus * (sm->ring_pages + 1));
-	if (ret)
-		return ret;
 	sm->smp = kvcalloc(cl->nr_cpus, sizeof(*sm->smp), GFP_KERNEL);
 	if (!sm->smp)
 		return -ENOMEM;
@@ -118,6 +114,12 @@ int archpmu_sample_setup(struct archpmu_sample *sm, struct archpmu_claims *cl,
 		ret = setup_claim(&sm->smp[i], cl, &cl->cpus[i], specs, cmd);
 		if (ret)
 			return ret;
+	}
+	/* A bad period is refused by name first; each ring is its data and a control page. */
+	ret = archpmu_ring_charge(&sm->charge, (unsigned long)cl->nr_cpus * (sm->ring_pages + 1));
+	if (ret)
+		return ret;
+	for (i = 0; i < cl->nr_cpus; i++) {
 		ret = archpmu_ring_alloc(&sm->smp[i].ring, cl->cpus[i].cpu, sm->ring_pages,
 					 cmd->wakeup_bytes, &sm->wq);
 		if (ret)

@@ -31,7 +31,7 @@ struct archpmu_sampler {
 	u64 noted[3];
 };
 
-/* What a session's rings pinned, and whose (mlock.c). */
+/* What a session's rings pinned, and whose (ring_charge.c). */
 struct archpmu_ring_charge {
 	struct user_struct *user;	/* NULL: nothing charged */
 	unsigned long allowance;	/* pages on the user's ring_mlock_kb allowance */
@@ -83,9 +83,9 @@ void archpmu_sample_notes_start(struct archpmu_sample *sm);
 void archpmu_sample_notes_stop(struct archpmu_sample *sm);
 
 /*
- * mlock.c: charge @pages of rings to the caller's user, as perf charges its
- * rings; -ENOMEM (and a line in dmesg naming the limit) over the limits.
- * Uncharging a charge never taken does nothing.
+ * ring_charge.c: charge @pages of rings to the caller's user: an allowance
+ * per online CPU, then RLIMIT_MEMLOCK; -ENOMEM (and a line in dmesg naming
+ * the limits) over them. Uncharging a charge never taken does nothing.
  */
 int archpmu_ring_charge(struct archpmu_ring_charge *ch, unsigned long pages);
 void archpmu_ring_uncharge(struct archpmu_ring_charge *ch);

@@ -10,11 +10,11 @@
  * its release stops the counters and puts back what the PMU held before.
  *
  * Locking: the session's lock (its file's commands), then cpus_read_lock(),
- * then archpmu_own_lock. User memory is never touched under
- * cpus_read_lock() or archpmu_own_lock: a page that faults slowly
- * (userfaultfd, a network file) would stall every other session and all CPU
- * hotplug. Inputs are copied in before the locks are taken, results copied
- * out after they are dropped.
+ * then archpmu_own_lock, then (sampling) the ring allowance's lock. User
+ * memory is never touched under cpus_read_lock() or archpmu_own_lock: a
+ * page that faults slowly (userfaultfd, a network file) would stall every
+ * other session and all CPU hotplug. Inputs are copied in before the locks
+ * are taken, results copied out after they are dropped.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

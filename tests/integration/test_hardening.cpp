@@ -305,7 +305,7 @@ TEST_CASE("archpmu and perf never share the PMU", "[hardening][sharing]")
         CHECK(ioctl_errno(fd.get(), ARCHPMU_IOC_COUNT_OPEN, &op) == 0);
         CHECK(op.busy_holder == ARCHPMU_HOLDER_UNKNOWN);
     }
-    SECTION("a caller of the first, 64-byte layout gets exactly the old behaviour")
+    SECTION("a caller of the first, 64-byte layout gets its layout's refusal, nothing beyond it")
     {
         REQUIRE(load_hog(0, 4) == 0);
         archpmu_event ev = {0x00c0, 0, 0};

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What sampling rings may pin, charged as perf charges its rings
- * (kernel/events/core.c, perf_mmap): each user has an allowance of
- * ring_mlock_kb per online CPU (perf's perf_event_mlock_kb, 516 by
- * default); pages beyond it are charged to the user's locked_vm, which
- * RLIMIT_MEMLOCK bounds unless the opener has CAP_IPC_LOCK. The charge is
- * taken before the rings are allocated and given back when they are freed.
+ * What sampling rings may pin. perf bounds its rings with a per-user
+ * allowance of perf_event_mlock_kb per online CPU and RLIMIT_MEMLOCK beyond
+ * it (kernel/events/core.c, perf_mmap); archpmu does the same with an
+ * allowance of its own, ring_mlock_kb, and charges what goes beyond it to
+ * the user's locked_vm as io_uring does (io_uring/rsrc.c), since a session
+ * outlives the process that opened it. A caller with CAP_IPC_LOCK is not
+ * bounded, nor charged beyond the allowance. On kernels where perf counts
+ * its own allowance in locked_vm too (6.12, for one), perf's rings of the
+ * same user take from the RLIMIT_MEMLOCK room, as io_uring's do.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -23,17 +26,18 @@
 static uint ring_mlock_kb = 516;
 module_param(ring_mlock_kb, uint, 0644);
 MODULE_PARM_DESC(ring_mlock_kb,
-		 "Sampling ring memory each user may pin per online CPU beyond RLIMIT_MEMLOCK, in KiB (default 516, perf's perf_event_mlock_kb)");
+		 "Sampling ring memory each user may pin per online CPU before RLIMIT_MEMLOCK applies, in KiB (default 516, as perf's perf_event_mlock_kb)");
 
-/* Pages each user has charged to the allowance; an entry per user with rings. */
+/* Pages each user has on the allowance; an entry while it has any. */
 struct allowance_use {
 	struct list_head node;
-	struct user_struct *user;
+	struct user_struct *user;	/* a charge holding pages here holds a reference */
 	unsigned long pages;
 };
 
-static LIST_HEAD(allowance_users);
+/* Taken under cpus_read_lock() and archpmu_own_lock, and nothing under it. */
 static DEFINE_MUTEX(allowance_lock);
+static LIST_HEAD(allowance_users);
 
 static struct allowance_use *use_of(struct user_struct *user)
 {
@@ -51,14 +55,14 @@ static unsigned long allowance_pages(void)
 	       num_online_cpus();
 }
 
-/* The part of @pages over RLIMIT_MEMLOCK, charged to @user->locked_vm. */
-static int charge_locked(struct user_struct *user, unsigned long pages)
+/* @pages more on @user->locked_vm, within RLIMIT_MEMLOCK. */
+static int charge_locked_vm(struct user_struct *user, unsigned long pages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	unsigned long cur = atomic_long_read(&user->locked_vm);
 
 	do {
-		if (cur + pages > limit && !capable(CAP_IPC_LOCK))
+		if (cur + pages > limit)
 			return -ENOMEM;
 	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, cur + pages));
 	return 0;
@@ -67,52 +71,49 @@ static int charge_locked(struct user_struct *user, unsigned long pages)
 int archpmu_ring_charge(struct archpmu_ring_charge *ch, unsigned long pages)
 {
 	struct user_struct *user = get_current_user();
-	struct allowance_use *u, *fresh;
+	bool unbounded = capable(CAP_IPC_LOCK);
+	struct allowance_use *u, *spare;
 	unsigned long room, mine;
-	int ret;
+	int ret = 0;
 
-	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
-	if (!fresh) {
+	spare = kzalloc(sizeof(*spare), GFP_KERNEL);
+	if (!spare) {
 		free_uid(user);
 		return -ENOMEM;
 	}
 	mutex_lock(&allowance_lock);
 	u = use_of(user);
 	if (!u) {
-		u = fresh;
-		fresh = NULL;
+		swap(u, spare);
 		u->user = user;
 		list_add(&u->node, &allowance_users);
 	}
 	room = allowance_pages();
 	room = u->pages < room ? room - u->pages : 0;
 	mine = min(pages, room);
-	ret = charge_locked(user, pages - mine);
-	if (ret) {
-		pr_info_ratelimited("%s[%d]: sampling rings of %lu KiB refused: over the locked-memory limits (ring_mlock_kb=%u per CPU for uid %u, %lu KiB of it free; then RLIMIT_MEMLOCK %lu KiB, 'ulimit -l'; CAP_IPC_LOCK lifts it)\n",
+	if (pages > mine && !unbounded)
+		ret = charge_locked_vm(user, pages - mine);
+	if (!ret)
+		u->pages += mine;
+	else
+		pr_info_ratelimited("%s[%d]: sampling rings of %lu KiB refused: over the locked-memory limits (ring_mlock_kb=%u per CPU for uid %u, %lu KiB of it left; then RLIMIT_MEMLOCK %lu KiB, 'ulimit -l'; CAP_IPC_LOCK lifts it)\n",
 				    current->comm, task_pid_nr(current), pages << (PAGE_SHIFT - 10),
 				    READ_ONCE(ring_mlock_kb),
 				    from_kuid(&init_user_ns, current_uid()),
 				    room << (PAGE_SHIFT - 10), rlimit(RLIMIT_MEMLOCK) >> 10);
-		if (!u->pages) {
-			list_del(&u->node);
-			fresh = u;
-		}
-		mutex_unlock(&allowance_lock);
-		kfree(fresh);
+	if (!u->pages) {
+		list_del(&u->node);
+		spare = u;
+	}
+	mutex_unlock(&allowance_lock);
+	kfree(spare);
+	if (ret) {
 		free_uid(user);
 		return ret;
 	}
-	u->pages += mine;
-	if (!u->pages) {	/* an allowance of 0: all of it on locked_vm */
-		list_del(&u->node);
-		fresh = u;
-	}
-	mutex_unlock(&allowance_lock);
-	kfree(fresh);
 	ch->user = user;
 	ch->allowance = mine;
-	ch->locked = pages - mine;
+	ch->locked = unbounded ? 0 : pages - mine;
 	return 0;
 }
 
