@@ -4,13 +4,13 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <thread>
