@@ -504,7 +504,9 @@ struct archpmu_count_open {
  *   -ENOMEM   the rings are over the caller's locked-memory limits, bounded
  *             as perf bounds its rings: the module parameter ring_mlock_kb
  *             per online CPU for each user, then RLIMIT_MEMLOCK on the
- *             user's locked memory unless the caller has CAP_IPC_LOCK
+ *             user's locked memory unless the caller has CAP_IPC_LOCK; or
+ *             the caller's memory cgroup cannot hold them (ring pages are
+ *             charged to it, and a shortage refuses, never OOM-kills)
  * mmap: -ENODEV on a session that does not sample; -EINVAL for a private
  * mapping, or a length or offset that is not one whole ring.
  */

@@ -6,7 +6,9 @@
  * our data stores (A matches D); smp_wmb() orders the data before data_head
  * (B matches C, the reader's read barrier).
  */
+#include <linux/gfp.h>
 #include <linux/mm.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
@@ -19,14 +21,42 @@ static void ring_wakeup(struct irq_work *work)
 	wake_up_all(r->wq);
 }
 
+static void ring_pages_free(struct archpmu_ring *r, unsigned long nr)
+{
+	while (nr--)
+		__free_page(r->pages[nr]);
+	kvfree(r->pages);
+	r->pages = NULL;
+}
+
+/*
+ * Pages charged to the opener's memory cgroup, and never worth an OOM kill:
+ * short of memory, the open is refused (ENOMEM) instead.
+ */
+#define RING_GFP	(GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NORETRY | __GFP_NOWARN)
+
 int archpmu_ring_alloc(struct archpmu_ring *r, unsigned int cpu, u32 pages,
 		       u32 wakeup_bytes, wait_queue_head_t *wq)
 {
+	unsigned long i, nr = 1 + (unsigned long)pages;
+
 	r->size = (u64)pages * PAGE_SIZE;
 	r->map_size = PAGE_SIZE + r->size;
-	r->page = vmalloc_user(r->map_size);
-	if (!r->page)
+	r->pages = kvmalloc_array(nr, sizeof(*r->pages), RING_GFP & ~__GFP_ZERO);
+	if (!r->pages)
 		return -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		r->pages[i] = alloc_page(RING_GFP);
+		if (!r->pages[i]) {
+			ring_pages_free(r, i);
+			return -ENOMEM;
+		}
+	}
+	r->page = vmap(r->pages, nr, VM_MAP, PAGE_KERNEL);
+	if (!r->page) {
+		ring_pages_free(r, nr);
+		return -ENOMEM;
+	}
 	r->data = (u8 *)r->page + PAGE_SIZE;
 	r->wakeup_bytes = wakeup_bytes ? min_t(u64, wakeup_bytes, r->size) : r->size / 4;
 	local_set(&r->nest, 0);
@@ -42,13 +72,27 @@ int archpmu_ring_alloc(struct archpmu_ring *r, unsigned int cpu, u32 pages,
 	return 0;
 }
 
+int archpmu_ring_map(struct archpmu_ring *r, struct vm_area_struct *vma)
+{
+	unsigned long i, nr = r->map_size >> PAGE_SHIFT;
+	int ret;
+
+	for (i = 0; i < nr; i++) {
+		ret = vm_insert_page(vma, vma->vm_start + (i << PAGE_SHIFT), r->pages[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 void archpmu_ring_free(struct archpmu_ring *r)
 {
 	if (!r->page)
 		return;
 	irq_work_sync(&r->wakeup);
-	vfree(r->page);
+	vunmap(r->page);
 	r->page = NULL;
+	ring_pages_free(r, r->map_size >> PAGE_SHIFT);
 }
 
 bool archpmu_ring_begin(struct archpmu_ring_handle *h, struct archpmu_ring *r, u32 size)

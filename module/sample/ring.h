@@ -13,13 +13,15 @@
 #include <asm/local.h>
 #include <asm/local64.h>
 #include <linux/irq_work.h>
+#include <linux/mm_types.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 
 #include "../../uapi/archpmu.h"
 
 struct archpmu_ring {
-	struct archpmu_ring_page *page;	/* vmalloc_user: the control page, then data */
+	struct archpmu_ring_page *page;	/* the control page, then data, mapped from pages[] */
+	struct page **pages;		/* map_size / PAGE_SIZE of them, what mmap inserts */
 	u8 *data;
 	u64 size;			/* data bytes, a power of 2 */
 	size_t map_size;		/* control page + data, what mmap maps */
@@ -45,6 +47,8 @@ struct archpmu_ring_handle {
 
 int archpmu_ring_alloc(struct archpmu_ring *r, unsigned int cpu, u32 pages,
 		       u32 wakeup_bytes, wait_queue_head_t *wq);
+/* Insert the ring's pages into @vma, which is map_size long (in mmap). */
+int archpmu_ring_map(struct archpmu_ring *r, struct vm_area_struct *vma);
 /* After the producers are gone: waits for a queued wakeup, then frees. */
 void archpmu_ring_free(struct archpmu_ring *r);
 

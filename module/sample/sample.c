@@ -8,7 +8,6 @@
 #include <linux/nospec.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <linux/vmalloc.h>
 
 #include "../compat.h"
 #include "sample.h"
@@ -162,8 +161,8 @@ int archpmu_sample_mmap(struct archpmu_sample *sm, struct vm_area_struct *vma)
 	if (vma->vm_pgoff % per || idx >= sm->nr || vma_pages(vma) != per)
 		return -EINVAL;
 	idx = array_index_nospec(idx, (unsigned long)sm->nr);
-	vm_flags_set(vma, VM_DONTCOPY);
-	return remap_vmalloc_range(vma, sm->smp[idx].ring.page, 0);
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	return archpmu_ring_map(&sm->smp[idx].ring, vma);
 }
 
 __poll_t archpmu_sample_poll(struct archpmu_sample *sm, struct file *file,

@@ -13,13 +13,19 @@ libdir=$(ls -d "$work"/prefix/lib*/ | head -n 1)
 
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 g++ -std=c++17 -Wall -Werror "$here/consumer.cpp" -o "$work/consumer-pc" $(pkg-config --cflags --libs archpmu)
-LD_LIBRARY_PATH=$libdir "$work/consumer-pc" | grep -qx "errno 2 abi 1"
+# The installed header's ABI version, which must be the tree's.
+abi=$(sed -n 's/^#define ARCHPMU_ABI_VERSION[[:space:]]*\([0-9]*\)$/\1/p' "$here/../../uapi/archpmu.h")
+[ -n "$abi" ]
+expected="errno 2 abi $abi"
+out=$(LD_LIBRARY_PATH=$libdir "$work/consumer-pc")
+[ "$out" = "$expected" ] || { echo "consumer-pc printed '$out', not '$expected'" >&2; exit 1; }
 
 # The exported target carries the C++17 requirement.
 grep -q 'INTERFACE_COMPILE_FEATURES "cxx_std_17"' "$libdir/cmake/archpmu/archpmuTargets.cmake"
 cmake -S "$here" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
 cmake --build "$work/cmake-build" > /dev/null
-LD_LIBRARY_PATH=$libdir "$work/cmake-build/consumer" | grep -qx "errno 2 abi 1"
+out=$(LD_LIBRARY_PATH=$libdir "$work/cmake-build/consumer")
+[ "$out" = "$expected" ] || { echo "consumer printed '$out', not '$expected'" >&2; exit 1; }
 
 # examples/ build against the installed package as any program would, and say
 # what is wrong where there is no module (the VM suite runs them on the model).

@@ -3,9 +3,11 @@
 // ring_mlock_kb per online CPU, then RLIMIT_MEMLOCK on the user's locked_vm,
 // which CAP_IPC_LOCK lifts. A refusal is ENOMEM, named in dmesg and in the
 // library's message, after the refusals that name an input; closing a
-// session gives its charge back.
+// session gives its charge back. Ring pages are charged to the opener's
+// memory cgroup, and a shortage is a refusal, never an OOM kill.
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -13,6 +15,7 @@
 
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -78,6 +81,73 @@ struct OpenNode {
     ~OpenNode() { ::chmod("/dev/archpmu", 0600); }
     OpenNode(const OpenNode&) = delete;
     OpenNode& operator=(const OpenNode&) = delete;
+};
+
+constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
+
+// A counter of /proc/vmstat.
+uint64_t vmstat(const std::string& name)
+{
+    std::ifstream in("/proc/vmstat");
+    std::string key;
+    uint64_t value = 0;
+    while (in >> key >> value)
+        if (key == name)
+            return value;
+    return 0;
+}
+
+// A cgroup v2 with the memory controller, where the kernel charges its own
+// allocations (not booted with cgroup.memory=nokmem); what was changed to
+// make it (the cgroup2 mount, +memory at the root) is undone with it.
+class MemoryCgroup {
+public:
+    const std::string path = std::string(kCgroupRoot) + "/archpmu-ring-test";
+
+    MemoryCgroup()
+    {
+        const std::string root = kCgroupRoot;
+        if (!path_exists(root + "/cgroup.controllers"))
+            mounted_ = ::mount("none", kCgroupRoot, "cgroup2", 0, nullptr) == 0;
+        if (!path_exists(root + "/cgroup.controllers") ||
+            read_file(root + "/cgroup.controllers").find("memory") == std::string::npos ||
+            read_file("/proc/cmdline").find("cgroup.memory=nokmem") != std::string::npos)
+            return;
+        added_memory_ =
+            read_file(root + "/cgroup.subtree_control").find("memory") == std::string::npos;
+        if (added_memory_)
+            write_file(root + "/cgroup.subtree_control", "+memory");
+        ::rmdir(path.c_str());
+        usable_ = ::mkdir(path.c_str(), 0755) == 0;
+    }
+    ~MemoryCgroup()
+    {
+        ::rmdir(path.c_str());
+        if (added_memory_)
+            std::ofstream(std::string(kCgroupRoot) + "/cgroup.subtree_control") << "-memory";
+        if (mounted_)
+            ::umount(kCgroupRoot);
+    }
+    MemoryCgroup(const MemoryCgroup&) = delete;
+    MemoryCgroup& operator=(const MemoryCgroup&) = delete;
+
+    [[nodiscard]] bool usable() const { return usable_; }
+    // A counter of its memory.events ("max", "oom", "oom_kill").
+    [[nodiscard]] uint64_t event(const std::string& name) const
+    {
+        std::ifstream in(path + "/memory.events");
+        std::string key;
+        uint64_t value = 0;
+        while (in >> key >> value)
+            if (key == name)
+                return value;
+        return 0;
+    }
+
+private:
+    bool mounted_ = false;
+    bool added_memory_ = false;
+    bool usable_ = false;
 };
 
 }  // namespace
@@ -161,4 +231,44 @@ TEST_CASE("sampling rings are charged to the user: ring_mlock_kb per CPU, then R
         CHECK(big.valid());
         CHECK(more.valid());
     }
+}
+
+TEST_CASE("rings a memory cgroup cannot hold are refused, and nothing is OOM-killed",
+          "[sampling][ring-limits]")
+{
+    // Ring pages are charged to the opener's memory cgroup and never retried
+    // into an OOM kill. Root: CAP_IPC_LOCK, so only the cgroup's limit.
+    const MemoryCgroup group;
+    if (!group.usable()) {
+        WARN(
+            "no memory cgroup charging kernel memory here (the debug kernel has no cgroups): "
+            "skipped");
+        return;
+    }
+    LoadedModule module("backend=model model_rate_percent=0");
+    write_file(group.path + "/memory.max", "4M");
+    const uint64_t oom_kills = vmstat("oom_kill");
+    const UniqueFd dev(::open("/dev/archpmu", O_RDWR | O_CLOEXEC));
+    const pid_t child = ::fork();
+    if (child == 0) {
+        {
+            std::ofstream procs(group.path + "/cgroup.procs");
+            procs << ::getpid() << std::flush;
+            if (!procs)
+                ::_exit(3);
+        }
+        // 16 MiB of ring in a 4 MiB cgroup: refused; 260 KiB: fine.
+        if (open_sampling(dev.get(), ARCHPMU_RING_MAX_PAGES) != -ENOMEM)
+            ::_exit(1);
+        const UniqueFd small(open_sampling(dev.get(), 64));
+        ::_exit(small.valid() ? 0 : 2);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(group.event("max") > 0);   // the limit was reached...
+    CHECK(group.event("oom") == 0);  // ...and neither the cgroup's OOM killer
+    CHECK(group.event("oom_kill") == 0);
+    CHECK(vmstat("oom_kill") == oom_kills);  // nor the machine's ran
 }

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -246,18 +247,24 @@ uint64_t nmis(unsigned cpu)
 // The CPUs on which an archpmu sampling tick is queued (/proc/timer_list).
 std::vector<unsigned> sample_tick_cpus()
 {
-    std::ifstream in("/proc/timer_list");
-    std::string line;
-    std::vector<unsigned> cpus;
-    long cpu = -1;
-    while (std::getline(in, line)) {
-        if (line.rfind("cpu: ", 0) == 0)
-            cpu = std::stol(line.substr(5));
-        else if (line.find("sample_tick") != std::string::npos && cpu >= 0 &&
-                 (cpus.empty() || cpus.back() != static_cast<unsigned>(cpu)))
-            cpus.push_back(static_cast<unsigned>(cpu));
+    // A timer whose callback is running is off the queue /proc/timer_list
+    // prints (a vCPU the host preempts there stays so for milliseconds): a
+    // CPU has the tick if any of several reads, a tick apart, lists it. A
+    // timer never armed is in none of them.
+    std::set<unsigned> cpus;
+    for (int read = 0; read < 5; ++read) {
+        std::ifstream in("/proc/timer_list");
+        std::string line;
+        long cpu = -1;
+        while (std::getline(in, line)) {
+            if (line.rfind("cpu: ", 0) == 0)
+                cpu = std::stol(line.substr(5));
+            else if (line.find("sample_tick") != std::string::npos && cpu >= 0)
+                cpus.insert(static_cast<unsigned>(cpu));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(4));
     }
-    return cpus;
+    return {cpus.begin(), cpus.end()};
 }
 
 void sleep_ms(int ms)
