@@ -49,6 +49,15 @@ static struct allowance_use *use_of(struct user_struct *user)
 	return NULL;
 }
 
+/* Take @u off the list once it holds no pages; it is then the caller's to free. */
+static struct allowance_use *unlist_if_empty(struct allowance_use *u)
+{
+	if (u->pages)
+		return NULL;
+	list_del(&u->node);
+	return u;
+}
+
 static unsigned long allowance_pages(void)
 {
 	return ((unsigned long)READ_ONCE(ring_mlock_kb) >> (PAGE_SHIFT - 10)) *
@@ -101,10 +110,9 @@ int archpmu_ring_charge(struct archpmu_ring_charge *ch, unsigned long pages)
 				    READ_ONCE(ring_mlock_kb),
 				    from_kuid(&init_user_ns, current_uid()),
 				    room << (PAGE_SHIFT - 10), rlimit(RLIMIT_MEMLOCK) >> 10);
-	if (!u->pages) {
-		list_del(&u->node);
-		spare = u;
-	}
+	/* A new entry (spare went into it) that got no pages leaves again. */
+	if (!spare)
+		spare = unlist_if_empty(u);
 	mutex_unlock(&allowance_lock);
 	kfree(spare);
 	if (ret) {
@@ -128,10 +136,7 @@ void archpmu_ring_uncharge(struct archpmu_ring_charge *ch)
 	u = use_of(ch->user);
 	if (u) {
 		u->pages -= min(u->pages, ch->allowance);
-		if (!u->pages) {
-			list_del(&u->node);
-			gone = u;
-		}
+		gone = unlist_if_empty(u);
 	}
 	mutex_unlock(&allowance_lock);
 	kfree(gone);
