@@ -135,6 +135,23 @@ std::string tool()
     return ARCHPMU_TOOL;
 }
 
+// A signal sent to a job started with & before archpmu sets its handler is lost (the job
+// begins with SIGINT ignored), and one sent before archpmu runs the command means the
+// command never runs. So the tests wait for the start: the command touches this file,
+// or, without a command, archpmu catches SIGINT.
+constexpr const char* kStarted = "/tmp/archpmu-int.started";
+
+// Shell words that wait, up to 10 s, for that start of the background job $!.
+std::string wait_for_start(bool command)
+{
+    if (command)
+        return std::string("for i in $(seq 200); do [ -e ") + kStarted +
+               " ] && break; sleep 0.05; done; ";
+    return "perl -e 'for (1..200) { open(my $f, \"<\", \"/proc/$ARGV[0]/status\") or last; "
+           "last if grep { /^SigCgt:\\s*(\\w+)/ && hex(substr($1, -8)) & 2 } <$f>; "
+           "select(undef, undef, undef, 0.05) }' $!; ";
+}
+
 }  // namespace
 
 TEST_CASE("a parser for perf's -x output reads perf's and archpmu's alike, field by field",
@@ -284,20 +301,25 @@ TEST_CASE("stat's exit statuses are perf's: 129, 127 without a table, 130 after 
 
     // Ctrl-C: the counts, then the tool ends by SIGINT (a shell says 130), with and
     // without a command; the terminal sends it to the whole process group.
-    for (const char* what : {"-a --duration 10", "-- sleep 10"}) {
+    const std::string touch_started = std::string("touch ") + kStarted + "; ";
+    for (const bool command : {false, true}) {
+        const std::string what = command ? "-- sh -c '" + touch_started + "exec sleep 10'"
+                                         : std::string("-a --duration 10");
         INFO(what);
-        r = run_command(
-            "setsid " + tool() + " stat -e instructions " + std::string(what) +
-            " 2>/tmp/archpmu-int.txt & sleep 1; perl -e 'kill INT => -$ARGV[0]' $!; wait $!; "
-            "echo status=$?; cat /tmp/archpmu-int.txt");
+        r = run_command(std::string("rm -f ") + kStarted + "; setsid " + tool() +
+                        " stat -e instructions " + what + " 2>/tmp/archpmu-int.txt & " +
+                        wait_for_start(command) +
+                        "perl -e 'kill INT => -$ARGV[0]' $!; wait $!; "
+                        "echo status=$?; cat /tmp/archpmu-int.txt");
         CHECK_THAT(r.out, Catch::Contains("status=130"));
         CHECK_THAT(r.out, Catch::Contains("Performance counter stats"));
     }
     // SIGINT to archpmu alone: the command runs on to its end, is counted, and
     // archpmu then ends by SIGINT.
-    r = run_command(tool() + " stat -e instructions -- sh -c 'sleep 1; echo done' " +
-                    "2>/tmp/archpmu-int.txt & sleep 0.3; kill -INT $!; wait $!; " +
-                    "echo status=$?; cat /tmp/archpmu-int.txt");
+    r = run_command(std::string("rm -f ") + kStarted + "; " + tool() +
+                    " stat -e instructions -- sh -c '" + touch_started +
+                    "sleep 1; echo done' 2>/tmp/archpmu-int.txt & " + wait_for_start(true) +
+                    "kill -INT $!; wait $!; echo status=$?; cat /tmp/archpmu-int.txt");
     CHECK_THAT(r.out, Catch::Contains("done\nstatus=130"));
     CHECK_THAT(r.out, Catch::Contains("Performance counter stats"));
 }
