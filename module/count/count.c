@@ -110,8 +110,8 @@ static void fold_claim(struct archpmu_claims *cl, struct archpmu_claim *c, bool 
 		return;
 	for (i = 0; i < cl->nr_events; i++)
 		if (archpmu_claim_placed(c, i))
-			archpmu_count_fold(&c->hw[i], c->raw[i],
-					   archpmu_claim_width_mask(c, c->hw[i].counter));
+			archpmu_hw_fold(&c->hw[i], c->raw[i],
+					archpmu_claim_width_mask(c, c->hw[i].counter));
 }
 
 /*
@@ -172,7 +172,7 @@ static int claims_zero(struct archpmu_claims *cl)
 			local64_set(&c->hw[e].prev, 0);
 			local64_set(&c->hw[e].total, 0);
 		}
-		archpmu_mux_zero(c);
+		archpmu_claim_on_pmu_zero(c);
 		if (!c->programmed) {
 			c->task_ns = 0;
 			continue;
@@ -228,25 +228,9 @@ static void fold_work_fn(struct work_struct *work)
 	cpus_read_unlock();
 }
 
-static void mux_work_fn(struct work_struct *work)
-{
-	struct archpmu_count *ct =
-		container_of(to_delayed_work(work), struct archpmu_count, mux_work);
-
-	cpus_read_lock();
-	mutex_lock(&archpmu_own_lock);
-	if (ct->running) {
-		archpmu_mux_turn_all(ct->cl);
-		schedule_delayed_work(&ct->mux_work, archpmu_mux_period());
-	}
-	mutex_unlock(&archpmu_own_lock);
-	cpus_read_unlock();
-}
-
 void archpmu_count_init(struct archpmu_count *ct)
 {
 	INIT_DELAYED_WORK(&ct->fold_work, fold_work_fn);
-	INIT_DELAYED_WORK(&ct->mux_work, mux_work_fn);
 }
 
 int archpmu_count_setup(struct archpmu_count *ct, struct archpmu_claims *cl)
@@ -262,7 +246,6 @@ void archpmu_count_teardown(struct archpmu_count *ct)
 {
 	/* Not running any more: a fold still queued finds nothing to do. */
 	cancel_delayed_work_sync(&ct->fold_work);
-	cancel_delayed_work_sync(&ct->mux_work);
 	kvfree(ct->vals);
 	ct->vals = NULL;
 }
@@ -300,9 +283,10 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 		for (i = 0; i < cl->nr_cpus; i++)
 			times_stop(&cl->cpus[i], now);
 		ct->running = false;
-		/* Not _sync: a fold or turn already running waits for our lock. */
+		/* Not _sync: a fold already running waits for our lock. */
 		cancel_delayed_work(&ct->fold_work);
-		cancel_delayed_work(&ct->mux_work);
+		if (cl->placer)
+			cl->placer->stopped(cl);
 		break;
 	default:	/* ARCHPMU_IOC_COUNT_RESET */
 		ret = claims_zero(cl);
@@ -335,8 +319,8 @@ void archpmu_count_started(struct archpmu_count *ct, u64 now)
 		archpmu_claims_gate_sync(ct->cl);
 	}
 	schedule_delayed_work(&ct->fold_work, ct->fold_period);
-	if (archpmu_mux_any(ct->cl))
-		schedule_delayed_work(&ct->mux_work, archpmu_mux_period());
+	if (ct->cl->placer)
+		ct->cl->placer->started(ct->cl);
 }
 
 static u32 value_flags(const struct archpmu_claims *cl, const struct archpmu_claim *c,
@@ -346,12 +330,11 @@ static u32 value_flags(const struct archpmu_claims *cl, const struct archpmu_cla
 
 	if (READ_ONCE(cl->task_missed))
 		flags |= ARCHPMU_VALUE_INCOMPLETE;
-	if (c->mux && !c->mux_settled &&
-	    !archpmu_group_stays(cl->ev, cl->nr_events, archpmu_group_lead(cl->ev, e)))
+	if (c->rotating & BIT_ULL(e))
 		flags |= ARCHPMU_VALUE_MULTIPLEXED;
-	if (c->mux_crowded & BIT_ULL(e))
+	if (c->crowded & BIT_ULL(e))
 		flags |= ARCHPMU_VALUE_CROWDED_OUT;
-	if (c->mux_absent & BIT_ULL(e))
+	if (c->absent & BIT_ULL(e))
 		flags |= ARCHPMU_VALUE_ABSENT;
 	return flags;
 }
@@ -394,11 +377,11 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 			vals[n].flags = value_flags(cl, c, e);
 			vals[n].value = local64_read(&c->hw[e].total);
 			/* Multiplexed: scaled by the time its CPU could count (online). */
-			vals[n].time_enabled = c->mux ? running : enabled;
-			vals[n].time_running = c->mux ? archpmu_mux_running(c, e, running) :
+			vals[n].time_enabled = c->partial ? running : enabled;
+			vals[n].time_running = c->partial ? archpmu_claim_on_pmu_ns(c, e, running) :
 					       running;
 			/* Absent: a task's time here counts against it; a CPU's does not. */
-			if (c->mux_absent & BIT_ULL(e) && !cl->task_here)
+			if (c->absent & BIT_ULL(e) && !cl->task_here)
 				vals[n].time_enabled = 0;
 		}
 	}

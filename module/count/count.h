@@ -15,7 +15,6 @@ struct archpmu_count {
 	bool running;		/* under archpmu_own_lock */
 	unsigned long fold_period;
 	struct delayed_work fold_work;
-	struct delayed_work mux_work;	/* the turns of a multiplexing session (mux.c) */
 	/* The snapshot COUNT_READ copies out; under the session file's lock. */
 	struct archpmu_count_value *vals;
 };
@@ -41,24 +40,5 @@ int archpmu_count_claim_fold(struct archpmu_count *ct, struct archpmu_claim *c);
 /* Under archpmu_own_lock: @c leaves its CPU (offline, suspend) / comes back. */
 void archpmu_count_claim_down(struct archpmu_count *ct, struct archpmu_claim *c);
 void archpmu_count_claim_up(struct archpmu_count *ct, struct archpmu_claim *c);
-
-/* Add what the counter counted since the last fold to the event's total. */
-static inline void archpmu_count_fold(struct archpmu_hw_event *hw, u64 raw, u64 width_mask)
-{
-	local64_add((raw - local64_read(&hw->prev)) & width_mask, &hw->total);
-	local64_set(&hw->prev, raw);
-}
-
-/*
- * mux.c. Does any CPU of @cl take turns? The delay between turns (module
- * parameter mux_interval_ms). Under archpmu_own_lock: the next turn on every
- * multiplexing CPU of a started session, in one round; the time event @e was
- * on @c's PMU, @running the claim's time running now; zero those times.
- */
-bool archpmu_mux_any(const struct archpmu_claims *cl);
-unsigned long archpmu_mux_period(void);
-int archpmu_mux_turn_all(struct archpmu_claims *cl);
-u64 archpmu_mux_running(const struct archpmu_claim *c, unsigned int e, u64 running);
-void archpmu_mux_zero(struct archpmu_claim *c);
 
 #endif /* ARCHPMU_COUNT_COUNT_H */

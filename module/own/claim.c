@@ -229,11 +229,6 @@ int archpmu_claims_init(struct archpmu_claims *cl)
 
 	if (!zalloc_cpumask_var(&cl->mask, GFP_KERNEL))
 		return -ENOMEM;
-	if (cl->multiplex) {
-		cl->mux_scratch = kmalloc(sizeof(*cl->mux_scratch), GFP_KERNEL);
-		if (!cl->mux_scratch)
-			return -ENOMEM;	/* archpmu_claims_free() frees the mask */
-	}
 	for (i = 0; i < cl->nr_cpus; i++) {
 		cl->cpus[i].claims = cl;
 		seqcount_init(&cl->cpus[i].task_seq);
@@ -246,8 +241,6 @@ int archpmu_claims_init(struct archpmu_claims *cl)
 
 void archpmu_claims_free(struct archpmu_claims *cl)
 {
-	kfree(cl->mux_scratch);
-	cl->mux_scratch = NULL;
 	free_cpumask_var(cl->mask);
 }
 

@@ -11,12 +11,12 @@
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/seqlock.h>
+#include <linux/string.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
 
 #include "../pmu/pmu.h"
 #include "alloc.h"
-#include "mux_plan.h"
 
 /*
  * Guards every context's allocation view (taken, holder[]) and every
@@ -96,23 +96,22 @@ struct archpmu_claim {
 	u64 task_ns;		/* time the session's tasks ran here, started */
 	struct archpmu_claims *claims;	/* the claims this one is part of */
 	/*
-	 * Multiplexing (count/mux.c): this CPU's groups take turns. An event
-	 * off the PMU has hw[].counter ARCHPMU_NO_COUNTER. hw[].counter,
-	 * mux_mark and ev_running change on this CPU with interrupts disabled
-	 * (the turn's hook), under archpmu_own_lock.
+	 * What reads report of each event here, kept by whoever places and gates
+	 * it (plan.c, and a placer: mux/): the events (bit e) this CPU lacks
+	 * (hybrid: never on it), those others' counters keep off its PMU, and
+	 * those that take turns on it. Where not every event is on at once
+	 * (@partial), each event's time on the PMU, to @on_pmu_mark on the
+	 * claim's running clock. An event off the PMU has hw[].counter
+	 * ARCHPMU_NO_COUNTER; hw[].counter, on_pmu_ns and on_pmu_mark change on
+	 * this CPU with interrupts disabled (a turn's hook), under
+	 * archpmu_own_lock.
 	 */
-	bool mux;
-	u64 mux_stay;		/* busy-mask bits of the groups that never rotate */
-	u64 mux_keep;		/* those and the counters a turn leaves as they are */
-	u64 mux_crowded;	/* events (bit e) others' counters keep off this PMU */
-	u64 mux_absent;		/* events (bit e) this CPU lacks (hybrid): never on it */
-	bool mux_settled;	/* everything that can be on this PMU is on at once */
-	unsigned int mux_first;	/* the lead of the group the next turn begins with */
-	u64 mux_mark;		/* the claim's running clock at the last turn */
-	u64 mux_t0;		/* the same as the turn stopped the outgoing events */
-	u64 ev_running[ARCHPMU_MAX_EVENTS];	/* ns each event was on the PMU, to mux_mark */
-	u32 mux_next[ARCHPMU_MAX_EVENTS];	/* the next turn's counters */
-	u32 mux_prev[ARCHPMU_MAX_EVENTS];	/* the counters before it, for the fold */
+	u64 absent;
+	u64 crowded;
+	u64 rotating;
+	bool partial;
+	u64 on_pmu_mark;
+	u64 on_pmu_ns[ARCHPMU_MAX_EVENTS];
 	/* This claim's batch: operations on all CPUs run in one round. */
 	struct archpmu_batch batch;
 };
@@ -127,7 +126,6 @@ struct archpmu_claims {
 	u64 gp_reserved;	/* GP counters whose perf reservation we hold */
 	bool owned;		/* taken[] and holder[] name us */
 	bool sampling;		/* a sampling session: see count/ and sample/ */
-	bool multiplex;		/* ARCHPMU_COUNT_OPEN_MULTIPLEX: groups may take turns */
 	bool suspended;		/* from suspend until its counters are reprogrammed */
 	struct archpmu_refusal refusal;	/* after an -EBUSY from plan or save */
 	/*
@@ -146,11 +144,34 @@ struct archpmu_claims {
 	bool task_exec_seen;	/* WRITE_ONCE by the exec probe */
 	/* Children the session did not follow (task/, under its lock; READ_ONCE). */
 	u64 task_missed;
-	/* Multiplexing's placements (mux_plan.h), under archpmu_own_lock. */
-	struct archpmu_mux_scratch *mux_scratch;
+	/* What places the events that do not all fit at once (mux/), or NULL. */
+	const struct archpmu_placer *placer;
+	void *placer_data;
 	/* Preallocated, so that operations allocate nothing: the CPUs of a round. */
 	cpumask_var_t mask;
 	struct archpmu_round round;
+};
+
+/*
+ * A feature that places a session's events where they do not all fit at
+ * once, and changes over time which of them are on the PMU (mux/). Its
+ * hooks run under archpmu_own_lock.
+ */
+struct archpmu_placer {
+	/*
+	 * Once each claim's absent events are known, before any placement: 0,
+	 * or the -errno that refuses the session, with @out's bad_* set.
+	 */
+	int (*check)(struct archpmu_claims *cl, struct archpmu_count_open *out);
+	/*
+	 * As archpmu_allocate() for @c around @busy, with c->used and the
+	 * claim's report fields (crowded, rotating, partial) set.
+	 */
+	int (*place)(struct archpmu_claims *cl, struct archpmu_claim *c, u64 busy, u32 *counters,
+		     unsigned int *bad);
+	/* The session starts or stops counting. */
+	void (*started)(struct archpmu_claims *cl);
+	void (*stopped)(struct archpmu_claims *cl);
 };
 
 enum { ARCHPMU_TASK_STOPPED, ARCHPMU_TASK_ARMED, ARCHPMU_TASK_RUNNING };
@@ -166,6 +187,23 @@ static inline bool archpmu_claim_placed(const struct archpmu_claim *c, unsigned 
 	return c->hw[e].counter != ARCHPMU_NO_COUNTER;
 }
 
+/* The time event @e was on @c's PMU, @running the claim's running clock now. */
+static inline u64 archpmu_claim_on_pmu_ns(const struct archpmu_claim *c, unsigned int e,
+					  u64 running)
+{
+	u64 t = c->on_pmu_ns[e];
+
+	if (archpmu_claim_placed(c, e) && running > c->on_pmu_mark)
+		t += running - c->on_pmu_mark;
+	return t;
+}
+
+static inline void archpmu_claim_on_pmu_zero(struct archpmu_claim *c)
+{
+	memset(c->on_pmu_ns, 0, sizeof(c->on_pmu_ns));
+	c->on_pmu_mark = 0;
+}
+
 /* plan.c, under archpmu_own_lock and cpus_read_lock() */
 int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out);
 void archpmu_own_commit(struct archpmu_claims *cl);
@@ -176,7 +214,7 @@ void archpmu_own_forget(struct archpmu_claims *cl);
  * claim in one round of cross-calls, the claim_* ones on one CPU; each
  * returns the first error in CPU order, *@bad its claim where asked.
  */
-/* Once cl->cpus (and cl->multiplex) is set; archpmu_claims_free() undoes it, even a failed one. */
+/* Once cl->cpus is set; archpmu_claims_free() undoes it, even a failed one. */
 int archpmu_claims_init(struct archpmu_claims *cl);
 /* The claim on @cpu, or NULL (any context: cl->cpus does not change). */
 struct archpmu_claim *archpmu_claims_on_cpu(struct archpmu_claims *cl, unsigned int cpu);

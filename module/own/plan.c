@@ -65,44 +65,6 @@ static void name_holder(struct archpmu_claims *cl, const struct archpmu_claim *c
 	memcpy(r->holder_comm, holder->comm, sizeof(r->holder_comm));
 }
 
-/*
- * A multiplexing session where its events do not all fit around @busy: the
- * groups that stay, the free counters the others take turns on, and the
- * first turn (own/mux_plan.c).
- */
-static int allocate_mux(struct archpmu_claims *cl, struct archpmu_claim *c, u64 busy,
-			u32 *counters, unsigned int *bad)
-{
-	unsigned int e;
-	u64 pool;
-	int ret;
-
-	ret = archpmu_mux_plan(cl->mux_scratch, &c->desc, cl->ev, cl->nr_events, c->mux_absent,
-			       busy, counters, &pool, bad);
-	if (ret)
-		return ret;
-	c->mux = true;
-	c->mux_stay = 0;
-	for (e = 0; e < cl->nr_events; e++)
-		if (counters[e] != ARCHPMU_NO_COUNTER)
-			c->mux_stay |= archpmu_counter_bit(counters[e]);
-	c->mux_crowded = archpmu_mux_crowded(cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
-					     c->mux_absent, pool);
-	c->mux_first = archpmu_mux_turn(cl->mux_scratch, &c->desc, cl->ev, cl->nr_events,
-					c->mux_absent, pool, 0, counters);
-	/*
-	 * Nothing to turn if what can go on is all on at once: then the CPU
-	 * holds only the counters in use (allocate() adds them), not the pool.
-	 */
-	c->mux_settled = true;
-	for (e = 0; e < cl->nr_events; e++)
-		if (counters[e] == ARCHPMU_NO_COUNTER &&
-		    !((c->mux_absent | c->mux_crowded) & BIT_ULL(e)))
-			c->mux_settled = false;
-	c->used = c->mux_settled ? c->mux_stay : c->mux_stay | pool;
-	return 0;
-}
-
 /* Allocate on every CPU around other sessions' counters and @perf_held. */
 static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_count_open *out)
 {
@@ -115,8 +77,9 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 		u64 busy = per_cpu(archpmu_cpu_ctx, c->cpu).taken | perf_held;
 
 		out->bad_cpu = c->cpu;
-		c->mux = false;
-		c->mux_crowded = 0;
+		c->partial = false;
+		c->crowded = 0;
+		c->rotating = 0;
 		c->used = 0;
 		ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, busy, counters, &bad);
 		/* Held counters matter only if the events fit on a free PMU. */
@@ -124,10 +87,10 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 			ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, 0, counters,
 					       &bad) ?: -EBUSY;
 		/* An event the CPU lacks must not be placed there, even if it fits. */
-		if (c->mux_absent && !ret)
+		if (c->absent && !ret)
 			ret = -ENOENT;
-		if ((ret == -EBUSY || ret == -ENOSPC || ret == -ENOENT) && cl->multiplex)
-			ret = allocate_mux(cl, c, busy, counters, &bad);
+		if ((ret == -EBUSY || ret == -ENOSPC || ret == -ENOENT) && cl->placer)
+			ret = cl->placer->place(cl, c, busy, counters, &bad);
 		if (ret) {
 			out->bad_event = bad;
 			if (ret == -EBUSY)
@@ -140,31 +103,6 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 		}
 	}
 	out->bad_cpu = ~0U;
-	return 0;
-}
-
-/*
- * A group with a member absent on every CPU of the session (each core type
- * lacking one of them, say) would never count: refused, as before.
- */
-static int check_placeable(struct archpmu_claims *cl, struct archpmu_count_open *out)
-{
-	unsigned int lead, end, e, i;
-	u64 group;
-
-	for (lead = 0; lead < cl->nr_events; lead = end) {
-		end = archpmu_group_end(cl->ev, cl->nr_events, lead);
-		group = GENMASK_ULL(end - 1, lead);
-		for (i = 0; i < cl->nr_cpus; i++)
-			if (!(cl->cpus[i].mux_absent & group))
-				break;
-		if (i < cl->nr_cpus || !cl->nr_cpus)
-			continue;
-		e = __ffs64(cl->cpus[0].mux_absent & group);
-		out->bad_event = e;
-		out->bad_cpu = cl->cpus[0].cpu;
-		return archpmu_check_event(&cl->cpus[0].desc, &cl->ev[e]) ?: -ENOENT;
-	}
 	return 0;
 }
 
@@ -191,11 +129,11 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 		if (ret)
 			return ret;
 		c->ops = archpmu_pmu_ops_for(&c->desc);
-		c->mux_absent = 0;
+		c->absent = 0;
 		for (e = 0; e < cl->nr_events; e++) {
 			/* Multiplexing: what this core type lacks counts on the others. */
-			if (cl->multiplex && archpmu_event_absent(&c->desc, &cl->ev[e])) {
-				c->mux_absent |= BIT_ULL(e);
+			if (cl->placer && archpmu_event_absent(&c->desc, &cl->ev[e])) {
+				c->absent |= BIT_ULL(e);
 				continue;
 			}
 			ret = archpmu_check_event(&c->desc, &cl->ev[e]);
@@ -206,7 +144,7 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 		}
 		exists |= c->desc.gp_mask & ARCHPMU_GP_BITS;
 	}
-	ret = check_placeable(cl, out);
+	ret = cl->placer ? cl->placer->check(cl, out) : 0;
 	if (ret)
 		return ret;
 	out->bad_cpu = ~0U;

@@ -23,7 +23,7 @@
  *    lock (READ_ONCE): a counter's owner is set before its counter is
  *    programmed, and it joins sampling (what the PMI handler looks at) only
  *    after its load; both are cleared before it is stopped and put back. A
- *    multiplexing turn (count/mux.c) also rewrites owner[] in its hook;
+ *    multiplexing turn (mux/mux.c) also rewrites owner[] in its hook;
  *    multiplexing sessions never sample, so no PMI looks at those. An owner is
  *    cleared on this CPU before its memory is freed, and the freeing path
  *    waits for that cross-call to return: an NMI cannot see a freed owner.
@@ -82,6 +82,17 @@ struct archpmu_hw_event {
 	u64 id;			/* in the event's records */
 	struct archpmu_sampler *smp;	/* the session's sampler on this CPU */
 };
+
+/*
+ * Add what a counting (not sampling) event's counter counted since the last
+ * fold, read as @raw, to its total; in process context, under the lock of
+ * whoever programmed it.
+ */
+static inline void archpmu_hw_fold(struct archpmu_hw_event *hw, u64 raw, u64 width_mask)
+{
+	local64_add((raw - local64_read(&hw->prev)) & width_mask, &hw->total);
+	local64_set(&hw->prev, raw);
+}
 
 /*
  * The value that makes a counter overflow after @left events: at least 2, as

@@ -41,6 +41,7 @@ static void session_free(struct archpmu_session *s)
 	if (!s)
 		return;
 	archpmu_count_teardown(&s->count);
+	archpmu_mux_teardown(&s->mux);
 	archpmu_sample_teardown(&s->sample);
 	archpmu_task_free(s->task);
 	archpmu_claims_free(&s->cl);
@@ -64,6 +65,7 @@ void archpmu_session_destroy(struct archpmu_session *s)
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
 	s->count.running = false;
+	archpmu_mux_stop(&s->mux);
 	list_del(&s->node);
 	session_release_claims(s);
 	mutex_unlock(&archpmu_own_lock);
@@ -189,6 +191,7 @@ static struct archpmu_session *session_alloc(u32 nr_events)
 	s->cl.ev = s->ev;
 	s->cl.nr_events = nr_events;
 	archpmu_count_init(&s->count);
+	archpmu_mux_init(&s->mux);
 	init_waitqueue_head(&s->sample.wq);
 	return s;
 }
@@ -201,7 +204,7 @@ static int session_create(struct archpmu_count_open *cmd, struct archpmu_session
 {
 	struct archpmu_event __user *uev = u64_to_user_ptr(cmd->events);
 	struct archpmu_session *s;
-	bool sampling;
+	bool sampling, multiplex;
 	u32 *cpus = NULL;
 	int ret;
 
@@ -233,8 +236,8 @@ static int session_create(struct archpmu_count_open *cmd, struct archpmu_session
 	ret = archpmu_sample_copy_in(cmd, s->specs, &sampling);
 	if (ret)
 		goto err_free;
-	s->cl.multiplex = cmd->flags & ARCHPMU_COUNT_OPEN_MULTIPLEX;
-	if (s->cl.multiplex && sampling) {
+	multiplex = cmd->flags & ARCHPMU_COUNT_OPEN_MULTIPLEX;
+	if (multiplex && sampling) {
 		ret = -EOPNOTSUPP;
 		goto err_free;
 	}
@@ -260,6 +263,11 @@ static int session_create(struct archpmu_count_open *cmd, struct archpmu_session
 	ret = session_cpus(s, cpus, cmd->nr_cpus, cmd);
 	if (ret)
 		goto err_unlock;
+	if (multiplex) {
+		ret = archpmu_mux_setup(&s->mux, &s->cl);
+		if (ret)
+			goto err_unlock;
+	}
 	if (s->task) {
 		ret = session_task_cpus(s, cmd);
 		if (ret)

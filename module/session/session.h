@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Counting sessions: their lifecycle (session.c), their file (session_fd.c)
+ * Sessions: their lifecycle (session.c), their file (session_fd.c)
  * and what CPU hotplug and suspend do to them (hotplug.c).
  */
 #ifndef ARCHPMU_SESSION_SESSION_H
@@ -11,6 +11,7 @@
 #include <linux/mutex.h>
 
 #include "../count/count.h"
+#include "../mux/mux.h"
 #include "../sample/sample.h"
 #include "../task/task.h"
 
@@ -21,6 +22,7 @@ struct archpmu_session {
 	struct archpmu_event ev[ARCHPMU_MAX_EVENTS];
 	struct archpmu_claims cl;
 	struct archpmu_count count;
+	struct archpmu_mux mux;	/* a multiplexing session's turns */
 	struct archpmu_sample sample;
 	struct archpmu_task *task;	/* task scope, or NULL */
 	/* COUNT_OPEN's sampling inputs, copied in before the locks. */

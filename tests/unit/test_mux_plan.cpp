@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Groups and multiplexing turns (module/own/mux_plan.c).
+// Groups and multiplexing turns (module/mux/plan.c).
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -8,7 +8,7 @@
 #include "portable_core.hpp"
 
 extern "C" {
-#include "../../module/own/mux_plan.h"
+#include "../../module/mux/plan.h"
 }
 
 namespace {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Groups and multiplexing rules (mux_plan.h). Every placement goes through
+ * Groups and multiplexing rules (plan.h). Every placement goes through
  * archpmu_allocate() on a scratch list of the events concerned, so a turn
  * follows the rules of a session that fits (fixed counters first).
  */
-#include "mux_plan.h"
+#include "plan.h"
 
 int archpmu_check_groups(const struct archpmu_event *ev, unsigned int n, unsigned int *bad)
 {

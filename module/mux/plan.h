@@ -7,7 +7,7 @@
 #ifndef ARCHPMU_MUX_PLAN_H
 #define ARCHPMU_MUX_PLAN_H
 
-#include "alloc.h"
+#include "../own/alloc.h"
 
 /*
  * Room for the placements below (too big for a kernel stack frame): the

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Multiplexing: where a session's events do not all fit on a CPU, its
+ * groups take turns there. The rules (which groups stay, which take turns,
+ * in what order) are plan.c's; mux.c places a session's events through the
+ * claims' placer hook, and runs the turns.
+ */
+#ifndef ARCHPMU_MUX_MUX_H
+#define ARCHPMU_MUX_MUX_H
+
+#include <linux/workqueue.h>
+
+#include "../own/own.h"
+#include "plan.h"
+
+/* A multiplexing session's state on one of its CPUs. */
+struct archpmu_mux_cpu {
+	bool turns;		/* its groups take turns here */
+	u64 stay;		/* busy-mask bits of the groups that never rotate */
+	u64 keep;		/* those and the counters a turn leaves as they are */
+	unsigned int first;	/* the lead of the group the next turn begins with */
+	u64 t0;			/* the running clock as the turn stopped the outgoing events */
+	u32 next[ARCHPMU_MAX_EVENTS];	/* the next turn's counters */
+	u32 prev[ARCHPMU_MAX_EVENTS];	/* the counters before it, for the fold */
+	u64 raw[ARCHPMU_MAX_EVENTS];	/* the outgoing events' counters, read in the turn */
+};
+
+/* A multiplexing session: its placements and turns, under archpmu_own_lock. */
+struct archpmu_mux {
+	struct archpmu_claims *cl;
+	struct archpmu_mux_scratch *scratch;
+	struct archpmu_mux_cpu *cpus;	/* as cl->cpus */
+	bool running;			/* the session counts: turns go on */
+	struct delayed_work work;
+};
+
+/* Once, when the session is allocated. */
+void archpmu_mux_init(struct archpmu_mux *m);
+/*
+ * Under the locks, once cl->cpus is set and before the plan: the session's
+ * events are placed, and take turns, through @m.
+ */
+int archpmu_mux_setup(struct archpmu_mux *m, struct archpmu_claims *cl);
+/* The session no longer counts (it is being destroyed). Under archpmu_own_lock. */
+void archpmu_mux_stop(struct archpmu_mux *m);
+/* After the claims are released: no turn runs any more. */
+void archpmu_mux_teardown(struct archpmu_mux *m);
+
+#endif /* ARCHPMU_MUX_MUX_H */
