@@ -25,14 +25,22 @@
 /* No counter counts faster than this many events per second. */
 #define FASTEST_RATE	20000000000ULL
 
+static struct archpmu_count_cpu *count_cpu(const struct archpmu_count *ct,
+					   const struct archpmu_claim *c)
+{
+	return &ct->cpus[c - ct->cl->cpus];
+}
+
 /*
  * Add to @c's batch the ops that fold its counters; also start or stop them
  * first when @change (to enabled if @enable). The reads follow the state
  * change in the same cross-call.
  */
-static void build_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool change,
+static void build_read(struct archpmu_count *ct, struct archpmu_claim *c, bool change,
 		       bool enable)
 {
+	struct archpmu_count_cpu *cc = count_cpu(ct, c);
+	struct archpmu_claims *cl = ct->cl;
 	struct archpmu_batch *b = &c->batch;
 	unsigned int i;
 
@@ -50,11 +58,11 @@ static void build_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool 
 	for (i = 0; i < cl->nr_events && !cl->sampling; i++)
 		if (archpmu_claim_placed(c, i))
 			archpmu_batch_read(b, archpmu_claim_counter_msr(c, c->hw[i].counter, false),
-					   &c->raw[i]);
+					   &cc->raw[i]);
 	/* For check_foreign(): every event's control register, as the PMU has it. */
 	for (i = 0; i < cl->nr_events; i++)
 		if (archpmu_claim_placed(c, i))
-			archpmu_batch_read(b, archpmu_claim_ctl_msr(c, i), &c->ctl_seen[i]);
+			archpmu_batch_read(b, archpmu_claim_ctl_msr(c, i), &cc->ctl_seen[i]);
 	c->ops->ack(b, c->used & ~c->sampling);
 }
 
@@ -69,18 +77,24 @@ static u64 task_enables(u32 counter)
 /*
  * Has another agent rewritten a control register of ours (@running: the
  * counters should be started)? Each counter is reported once while it stays
- * programmed (claim.c clears c->foreign when it programs), so an agent that
- * flips a register back and forth is not a flood. The PMI handler of a v1
+ * programmed (until c->programs changes), so an agent that flips a register
+ * back and forth is not a flood. The PMI handler of a v1
  * PMU throttles by EN, so EN of a sampling session's GP counter is not
  * compared.
  */
-static void check_foreign(struct archpmu_claims *cl, struct archpmu_claim *c, bool running)
+static void check_foreign(struct archpmu_count *ct, struct archpmu_claim *c, bool running)
 {
+	struct archpmu_count_cpu *cc = count_cpu(ct, c);
+	struct archpmu_claims *cl = ct->cl;
 	unsigned int e;
 	u64 mask, want, seen, bit;
 
 	if (c->batch.err)
 		return;
+	if (cc->programs != c->programs) {
+		cc->programs = c->programs;
+		cc->foreign = 0;
+	}
 	for (e = 0; e < cl->nr_events; e++) {
 		if (!archpmu_claim_placed(c, e))
 			continue;
@@ -90,27 +104,28 @@ static void check_foreign(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 		/* A task session's enables open and close with its tasks (gate.c). */
 		if (cl->task_here)
 			mask &= ~task_enables(c->hw[e].counter);
-		seen = c->ctl_seen[e] & mask;
+		seen = cc->ctl_seen[e] & mask;
 		want &= mask;
 		bit = archpmu_counter_bit(c->hw[e].counter);
-		if (seen == want || (c->foreign & bit))
+		if (seen == want || (cc->foreign & bit))
 			continue;
-		c->foreign |= bit;
+		cc->foreign |= bit;
 		archpmu_notify_foreign(cl, c->cpu, c->hw[e].counter,
 				       archpmu_claim_ctl_msr(c, e), seen, want);
 	}
 }
 
-static void fold_claim(struct archpmu_claims *cl, struct archpmu_claim *c, bool running)
+static void fold_claim(struct archpmu_count *ct, struct archpmu_claim *c, bool running)
 {
+	struct archpmu_claims *cl = ct->cl;
 	unsigned int i;
 
-	check_foreign(cl, c, running);
+	check_foreign(ct, c, running);
 	if (c->batch.err || cl->sampling)
 		return;
 	for (i = 0; i < cl->nr_events; i++)
 		if (archpmu_claim_placed(c, i))
-			archpmu_hw_fold(&c->hw[i], c->raw[i],
+			archpmu_hw_fold(&c->hw[i], count_cpu(ct, c)->raw[i],
 					archpmu_claim_width_mask(c, c->hw[i].counter));
 }
 
@@ -118,8 +133,9 @@ static void fold_claim(struct archpmu_claims *cl, struct archpmu_claim *c, bool 
  * Fold every programmed claim (changing its state first if @change), in one
  * round; @enable: the counters are (to be) started.
  */
-static int claims_read(struct archpmu_claims *cl, bool change, bool enable)
+static int claims_read(struct archpmu_count *ct, bool change, bool enable)
 {
+	struct archpmu_claims *cl = ct->cl;
 	unsigned int i;
 	int ret;
 
@@ -133,18 +149,18 @@ static int claims_read(struct archpmu_claims *cl, bool change, bool enable)
 
 		if (!c->programmed)
 			continue;
-		build_read(cl, c, change, enable);
+		build_read(ct, c, change, enable);
 		archpmu_claims_round_add(cl, c);
 	}
 	ret = archpmu_claims_round_run(cl);
 	for (i = 0; i < cl->nr_cpus; i++)
 		if (cl->cpus[i].programmed)
-			fold_claim(cl, &cl->cpus[i], enable);
+			fold_claim(ct, &cl->cpus[i], enable);
 	return ret;
 }
 
 /* The same for one claim (hotplug, suspend). */
-static int claim_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool change,
+static int claim_read(struct archpmu_count *ct, struct archpmu_claim *c, bool change,
 		      bool enable)
 {
 	int ret;
@@ -152,9 +168,9 @@ static int claim_read(struct archpmu_claims *cl, struct archpmu_claim *c, bool c
 	lockdep_assert_held(&archpmu_own_lock);
 	if (!c->programmed)
 		return 0;
-	build_read(cl, c, change, enable);
+	build_read(ct, c, change, enable);
 	ret = archpmu_batch_run(c->cpu, &c->batch);
-	fold_claim(cl, c, enable);
+	fold_claim(ct, c, enable);
 	return ret;
 }
 
@@ -221,7 +237,7 @@ static void fold_work_fn(struct work_struct *work)
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
 	atomic64_inc(&archpmu_fold_rounds);
-	claims_read(ct->cl, false, ct->running);
+	claims_read(ct, false, ct->running);
 	if (ct->running)
 		schedule_delayed_work(&ct->fold_work, ct->fold_period);
 	mutex_unlock(&archpmu_own_lock);
@@ -239,7 +255,8 @@ int archpmu_count_setup(struct archpmu_count *ct, struct archpmu_claims *cl)
 	ct->running = false;
 	ct->fold_period = fold_period(cl);
 	ct->vals = kvcalloc(cl->nr_cpus * cl->nr_events, sizeof(*ct->vals), GFP_KERNEL);
-	return ct->vals ? 0 : -ENOMEM;
+	ct->cpus = kvcalloc(cl->nr_cpus, sizeof(*ct->cpus), GFP_KERNEL);
+	return ct->vals && ct->cpus ? 0 : -ENOMEM;	/* teardown frees them */
 }
 
 void archpmu_count_teardown(struct archpmu_count *ct)
@@ -248,6 +265,8 @@ void archpmu_count_teardown(struct archpmu_count *ct)
 	cancel_delayed_work_sync(&ct->fold_work);
 	kvfree(ct->vals);
 	ct->vals = NULL;
+	kvfree(ct->cpus);
+	ct->cpus = NULL;
 }
 
 int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
@@ -267,7 +286,7 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 		if (ct->running)
 			break;
 		/* A task session's counters start with its tasks, in count_started(). */
-		ret = claims_read(cl, !cl->task_here, true);
+		ret = claims_read(ct, !cl->task_here, true);
 		archpmu_count_started(ct, now);
 		note = ARCHPMU_GENL_EVENT_SESSION_START;
 		break;
@@ -275,11 +294,9 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 		if (!ct->running)
 			break;
 		note = ARCHPMU_GENL_EVENT_SESSION_STOP;
-		if (cl->task_here) {
-			xchg(&cl->task_state, ARCHPMU_TASK_STOPPED);
-			ret = archpmu_claims_gate_sync(cl);
-		}
-		ret = claims_read(cl, !cl->task_here, false) ?: ret;
+		if (cl->task_here)
+			ret = archpmu_claims_gate_stop(cl);
+		ret = claims_read(ct, !cl->task_here, false) ?: ret;
 		for (i = 0; i < cl->nr_cpus; i++)
 			times_stop(&cl->cpus[i], now);
 		ct->running = false;
@@ -312,12 +329,8 @@ void archpmu_count_started(struct archpmu_count *ct, u64 now)
 	for (i = 0; i < ct->cl->nr_cpus; i++)
 		ct->cl->cpus[i].times.since = now;
 	ct->running = true;
-	if (ct->cl->task_here) {
-		bool armed = ct->cl->task_on_exec && !READ_ONCE(ct->cl->task_exec_seen);
-
-		xchg(&ct->cl->task_state, armed ? ARCHPMU_TASK_ARMED : ARCHPMU_TASK_RUNNING);
-		archpmu_claims_gate_sync(ct->cl);
-	}
+	if (ct->cl->task_here)
+		archpmu_claims_gate_start(ct->cl);
 	schedule_delayed_work(&ct->fold_work, ct->fold_period);
 	if (ct->cl->placer)
 		ct->cl->placer->started(ct->cl);
@@ -357,18 +370,15 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
 	now = ktime_get_ns();
-	ret = claims_read(cl, false, ct->running);
+	ret = claims_read(ct, false, ct->running);
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
-		u64 enabled = c->times.enabled_ns, running = c->times.running_ns;
+		u64 enabled = c->times.enabled_ns + (ct->running ? now - c->times.since : 0);
+		u64 running = archpmu_claim_running_ns(c, ct->running, now);
 
 		if (cl->task_here) {
 			enabled = archpmu_claim_task_ns(c, ktime_get_mono_fast_ns());
 			running = enabled;
-		} else if (ct->running) {
-			enabled += now - c->times.since;
-			if (c->programmed)
-				running += now - c->times.since;
 		}
 		for (e = 0; e < cl->nr_events; e++, n++) {
 			vals[n].cpu = c->cpu;
@@ -397,7 +407,7 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 
 int archpmu_count_claim_fold(struct archpmu_count *ct, struct archpmu_claim *c)
 {
-	return claim_read(ct->cl, c, false, ct->running);
+	return claim_read(ct, c, false, ct->running);
 }
 
 /* @c's CPU goes down or suspends: keep its counts, stop its time running. */
@@ -406,7 +416,7 @@ void archpmu_count_claim_down(struct archpmu_count *ct, struct archpmu_claim *c)
 	lockdep_assert_held(&archpmu_own_lock);
 	if (ct->cl->task_here)
 		archpmu_claim_gate_off(ct->cl, c);
-	claim_read(ct->cl, c, !ct->cl->task_here, false);
+	claim_read(ct, c, !ct->cl->task_here, false);
 	if (ct->running)
 		times_stop(c, ktime_get_ns());
 }

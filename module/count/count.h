@@ -10,8 +10,21 @@
 
 #include "../own/own.h"
 
+/* Counting's state on one of the session's CPUs (as cl->cpus). */
+struct archpmu_count_cpu {
+	u64 raw[ARCHPMU_MAX_EVENTS];		/* counter values a read batch fetched */
+	u64 ctl_seen[ARCHPMU_MAX_EVENTS];	/* each event's control register, as read */
+	/*
+	 * The counters found rewritten by another agent since the claim was
+	 * last programmed (programs: c->programs then): each reported once.
+	 */
+	u64 foreign;
+	u32 programs;
+};
+
 struct archpmu_count {
 	struct archpmu_claims *cl;
+	struct archpmu_count_cpu *cpus;
 	bool running;		/* under archpmu_own_lock */
 	unsigned long fold_period;
 	struct delayed_work fold_work;

@@ -82,7 +82,7 @@ static u64 clock_local(const struct archpmu_claims *cl, const struct archpmu_cla
 {
 	if (cl->task_here)
 		return archpmu_claim_task_ns(c, ktime_get_mono_fast_ns());
-	return c->times.running_ns + (c->programmed ? ktime_get_ns() - c->times.since : 0);
+	return archpmu_claim_running_ns(c, true, ktime_get_ns());
 }
 
 /* Does @counter change hands in this turn (it is not among those kept)? */

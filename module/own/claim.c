@@ -332,7 +332,7 @@ static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 		c->ops->enable(b, c->used);
 	/* If only in part: the restore undoes it. */
 	c->programmed = true;
-	c->foreign = 0;
+	c->programs++;
 }
 
 /* Put back what the PMU held before the claim; every op runs. */

@@ -120,6 +120,22 @@ int archpmu_claims_gate_sync(struct archpmu_claims *cl)
 	return archpmu_claims_round_run(cl);
 }
 
+int archpmu_claims_gate_start(struct archpmu_claims *cl)
+{
+	bool armed = cl->task_on_exec && !READ_ONCE(cl->task_exec_seen);
+
+	lockdep_assert_held(&archpmu_own_lock);
+	xchg(&cl->task_state, armed ? ARCHPMU_TASK_ARMED : ARCHPMU_TASK_RUNNING);
+	return archpmu_claims_gate_sync(cl);
+}
+
+int archpmu_claims_gate_stop(struct archpmu_claims *cl)
+{
+	lockdep_assert_held(&archpmu_own_lock);
+	xchg(&cl->task_state, ARCHPMU_TASK_STOPPED);
+	return archpmu_claims_gate_sync(cl);
+}
+
 int archpmu_claim_gate_off(struct archpmu_claims *cl, struct archpmu_claim *c)
 {
 	lockdep_assert_held(&archpmu_own_lock);

@@ -59,7 +59,11 @@ struct archpmu_refusal {
 	char holder_comm[TASK_COMM_LEN];
 };
 
-/* Time accounting of a claim (count/). */
+/*
+ * A claim's clock: time enabled runs while its session is started, time
+ * running while its counters are also on the CPU (not while it is offline).
+ * count/ keeps it (start, stop, reset, CPU down and up); any feature reads it.
+ */
 struct archpmu_times {
 	u64 enabled_ns;
 	u64 running_ns;
@@ -77,14 +81,9 @@ struct archpmu_claim {
 	u64 sampling;		/* of those, the ones that raise PMIs (sample/) */
 	struct archpmu_ctx_change change;	/* for the context's hooks */
 	struct archpmu_hw_event hw[ARCHPMU_MAX_EVENTS];
-	/* Each event's control register as a fold read it (count/), and the
-	 * counters found rewritten by another agent (reported once).
-	 */
-	u64 ctl_seen[ARCHPMU_MAX_EVENTS];
-	u64 foreign;
+	u32 programs;		/* times claim.c programmed it: features note a new programming */
 	struct archpmu_pmu_saved saved;
-	struct archpmu_times times;
-	u64 raw[ARCHPMU_MAX_EVENTS];	/* counter values a read batch fetched (count/) */
+	struct archpmu_times times;	/* its clock: see archpmu_claim_running_ns() */
 	/*
 	 * Task sessions (gate.c): written on this CPU only, with interrupts
 	 * disabled (the context-switch probe and the batch hooks); read
@@ -187,6 +186,12 @@ static inline bool archpmu_claim_placed(const struct archpmu_claim *c, unsigned 
 	return c->hw[e].counter != ARCHPMU_NO_COUNTER;
 }
 
+/* @c's time running at @now (ktime_get_ns()), @started: its session counts. */
+static inline u64 archpmu_claim_running_ns(const struct archpmu_claim *c, bool started, u64 now)
+{
+	return c->times.running_ns + (started && c->programmed ? now - c->times.since : 0);
+}
+
 /* The time event @e was on @c's PMU, @running the claim's running clock now. */
 static inline u64 archpmu_claim_on_pmu_ns(const struct archpmu_claim *c, unsigned int e,
 					  u64 running)
@@ -270,6 +275,13 @@ void archpmu_claim_gate_local(const struct archpmu_claims *cl, struct archpmu_cl
  * the session is started and one of its tasks runs there, else stop them.
  */
 int archpmu_claims_gate_sync(struct archpmu_claims *cl);
+/*
+ * Under archpmu_own_lock: the session starts counting (its tasks' counters
+ * start where they run; with task_on_exec, from the first exec of one of
+ * them) or stops.
+ */
+int archpmu_claims_gate_start(struct archpmu_claims *cl);
+int archpmu_claims_gate_stop(struct archpmu_claims *cl);
 /* Under archpmu_own_lock: stop @c's (its CPU goes down or suspends). */
 int archpmu_claim_gate_off(struct archpmu_claims *cl, struct archpmu_claim *c);
 /*
