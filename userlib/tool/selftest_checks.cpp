@@ -58,7 +58,10 @@ constexpr std::uint64_t kLoopExcessMin = 200000;
 constexpr std::uint64_t kCmaskPercent = 1;  // CMASK=1 + CMASK=1,INV against cycles
 constexpr unsigned kSamplesInSpinPercent = 90;
 constexpr unsigned kMinSamples = 10;
-constexpr std::uint64_t kSpinChunk = 100000;
+// Iterations between two reads of the clock: the reads are the loop's only
+// other code, and on a debug kernel under TCG each takes long enough that a
+// chunk of 100,000 left 15% of the samples on them.
+constexpr std::uint64_t kSpinChunk = 1000000;
 
 // Spins for `duration`; returns the loop's iterations.
 std::uint64_t spin_for(Clock::duration duration)
