@@ -6,6 +6,7 @@
 // session gives its charge back. Ring pages are charged to the opener's
 // memory cgroup, and a shortage is a refusal, never an OOM kill.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -34,15 +35,15 @@ namespace {
 constexpr uint32_t kRingPages = 4;  // and a control page: 5 pages a ring
 constexpr long kPage = 4096;
 
-// A sampling session of one event on CPU 0 with rings of `ring_pages`, opened
+// A sampling session of one event on `cpu` with rings of `ring_pages`, opened
 // through the device file `dev`: its file, or -errno.
-int open_sampling(int dev, uint32_t ring_pages, uint64_t period = 1000)
+int open_sampling(int dev, uint32_t ring_pages, uint64_t period = 1000, uint32_t cpu = 0)
 {
     archpmu_event ev = {0x00c4 | ARCHPMU_EVTSEL_USR, ARCHPMU_EVENT_GP_ONLY, 0};
     archpmu_sample_event spec{};
     spec.period = period;
     spec.id = 1;
-    uint32_t cpu0 = 0;
+    uint32_t cpu0 = cpu;
     archpmu_count_open op{};
     op.size = sizeof(op);
     op.nr_events = 1;
@@ -225,6 +226,97 @@ TEST_CASE("sampling rings are charged to the user: ring_mlock_kb per CPU, then R
         ::setrlimit(RLIMIT_MEMLOCK, &before);
         CHECK(big.valid());
         CHECK(more.valid());
+    }
+}
+
+TEST_CASE("a ring's charge comes back whole after kill -9 of its holder and over CPU hotplug",
+          "[sampling][ring-limits]")
+{
+    // As above: nobody may pin one ring of 5 pages, and not two.
+    const auto cpus = online_cpus();
+    const auto n = static_cast<long>(cpus.size());
+    const long allowance_kb = n <= 6 ? 4 : 0;
+    LoadedModule module("backend=model model_rate_percent=0 ring_mlock_kb=" +
+                        std::to_string(allowance_kb));
+    const long limit = 7 - (allowance_kb ? n : 0);
+
+    SECTION("the holder killed with SIGKILL")
+    {
+        CHECK(as_nobody(limit, [](int dev) {
+                  int ready[2];
+                  if (::pipe(ready) != 0)
+                      return 10;
+                  const pid_t holder = ::fork();
+                  if (holder == 0) {
+                      const char opened = open_sampling(dev, kRingPages) >= 0 ? 'y' : 'n';
+                      (void)!::write(ready[1], &opened, 1);
+                      for (;;)
+                          ::pause();
+                  }
+                  char opened = 0;
+                  if (holder < 0 || ::read(ready[0], &opened, 1) != 1 || opened != 'y')
+                      return 1;
+                  if (open_sampling(dev, kRingPages) != -ENOMEM)
+                      return 2;
+                  ::kill(holder, SIGKILL);
+                  int status = 0;
+                  if (::waitpid(holder, &status, 0) != holder)
+                      return 3;
+                  // Its session went with its files: the ring may be had again, once.
+                  const UniqueFd again(open_sampling(dev, kRingPages));
+                  if (!again.valid())
+                      return 4;
+                  return open_sampling(dev, kRingPages) == -ENOMEM ? 0 : 5;
+              }) == 0);
+    }
+    SECTION("the ring's CPU taken offline and back while it is held")
+    {
+        if (n < 2) {
+            SUCCEED("one CPU: none to take offline");
+            return;
+        }
+        // The allowance is per online CPU: it shrinks while the CPU is away,
+        // and what the ring took from it must come back as taken.
+        const uint32_t cpu = cpus.back();
+        const std::string online = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online";
+        const UniqueFd dev(::open("/dev/archpmu", O_RDWR | O_CLOEXEC));
+        int to_root[2];
+        int to_child[2];
+        REQUIRE(::pipe(to_root) == 0);
+        REQUIRE(::pipe(to_child) == 0);
+        const pid_t child = ::fork();
+        if (child == 0) {
+            const rlimit lim{static_cast<rlim_t>(limit * kPage),
+                             static_cast<rlim_t>(limit * kPage)};
+            if (::setrlimit(RLIMIT_MEMLOCK, &lim) != 0 || !become_nobody_with_perfmon())
+                ::_exit(100);
+            UniqueFd held(open_sampling(dev.get(), kRingPages, 1000, cpu));
+            const char opened = held.valid() ? 'y' : 'n';
+            char back = 0;
+            if (::write(to_root[1], &opened, 1) != 1 || ::read(to_child[0], &back, 1) != 1)
+                ::_exit(101);
+            held.reset();
+            const UniqueFd again(open_sampling(dev.get(), kRingPages, 1000, cpu));
+            if (!again.valid())
+                ::_exit(1);
+            ::_exit(open_sampling(dev.get(), kRingPages, 1000, cpu) == -ENOMEM ? 0 : 2);
+        }
+        REQUIRE(child > 0);
+        char opened = 0;
+        REQUIRE(::read(to_root[0], &opened, 1) == 1);
+        CHECK(opened == 'y');
+        write_file(online, "0");
+        CHECK(read_file(online) == "0");
+        write_file(online, "1");
+        CHECK(read_file(online) == "1");
+        const char back = 'b';
+        REQUIRE(::write(to_child[1], &back, 1) == 1);
+        int status = 0;
+        REQUIRE(::waitpid(child, &status, 0) == child);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 0);
+        for (int fd : {to_root[0], to_root[1], to_child[0], to_child[1]})
+            ::close(fd);
     }
 }
 
