@@ -49,7 +49,7 @@ static void build_read(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 	 * they are folded on the CPU, against it (cpu_ctx.h); their overflow
 	 * bits are the handler's to clear.
 	 */
-	archpmu_batch_init(b, NULL,
+	archpmu_batch_init(b, cl->task_here ? archpmu_claim_gate_fold_local : NULL,
 			   !cl->sampling ? NULL :
 			   change ? archpmu_ctx_restart_local : archpmu_ctx_update_local,
 			   &c->change);
@@ -131,9 +131,12 @@ static void fold_claim(struct archpmu_count *ct, struct archpmu_claim *c, bool r
 
 /*
  * Fold every programmed claim (changing its state first if @change), in one
- * round; @enable: the counters are (to be) started.
+ * round; @enable: the counters are (to be) started. @here (a task session
+ * whose only task is the caller, see archpmu_claims_gate_start()): only the
+ * claims whose gate opened since their last fold, which for a caller that
+ * stayed on its CPU is that CPU's alone.
  */
-static int claims_read(struct archpmu_count *ct, bool change, bool enable)
+static int claims_read(struct archpmu_count *ct, bool change, bool enable, bool here)
 {
 	struct archpmu_claims *cl = ct->cl;
 	unsigned int i;
@@ -147,14 +150,14 @@ static int claims_read(struct archpmu_count *ct, bool change, bool enable)
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
 
-		if (!c->programmed)
+		if (!c->programmed || (here && !READ_ONCE(c->task_ran)))
 			continue;
 		build_read(ct, c, change, enable);
 		archpmu_claims_round_add(cl, c);
 	}
 	ret = archpmu_claims_round_run(cl);
 	for (i = 0; i < cl->nr_cpus; i++)
-		if (cl->cpus[i].programmed)
+		if (cpumask_test_cpu(cl->cpus[i].cpu, cl->mask))
 			fold_claim(ct, &cl->cpus[i], enable);
 	return ret;
 }
@@ -237,7 +240,7 @@ static void fold_work_fn(struct work_struct *work)
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
 	atomic64_inc(&archpmu_fold_rounds);
-	claims_read(ct, false, ct->running);
+	claims_read(ct, false, ct->running, false);
 	if (ct->running)
 		schedule_delayed_work(&ct->fold_work, ct->fold_period);
 	mutex_unlock(&archpmu_own_lock);
@@ -269,7 +272,7 @@ void archpmu_count_teardown(struct archpmu_count *ct)
 	ct->cpus = NULL;
 }
 
-int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
+int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd, bool here)
 {
 	struct archpmu_claims *cl = ct->cl;
 	unsigned int i;
@@ -285,9 +288,13 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 	case ARCHPMU_IOC_COUNT_START:
 		if (ct->running)
 			break;
-		/* A task session's counters start with its tasks, in count_started(). */
-		ret = claims_read(ct, !cl->task_here, true);
-		archpmu_count_started(ct, now);
+		/*
+		 * A task session's counters start with its tasks, in
+		 * count_started(); a fold first would change nothing.
+		 */
+		if (!here)
+			ret = claims_read(ct, !cl->task_here, true, false);
+		archpmu_count_started(ct, now, here);
 		note = ARCHPMU_GENL_EVENT_SESSION_START;
 		break;
 	case ARCHPMU_IOC_COUNT_STOP:
@@ -295,8 +302,10 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 			break;
 		note = ARCHPMU_GENL_EVENT_SESSION_STOP;
 		if (cl->task_here)
-			ret = archpmu_claims_gate_stop(cl);
-		ret = claims_read(ct, !cl->task_here, false) ?: ret;
+			ret = archpmu_claims_gate_stop(cl, here);
+		/* Here, the counts stay in the stopped counters for the next read. */
+		if (!here)
+			ret = claims_read(ct, !cl->task_here, false, false) ?: ret;
 		for (i = 0; i < cl->nr_cpus; i++)
 			times_stop(&cl->cpus[i], now);
 		ct->running = false;
@@ -321,7 +330,7 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd)
 	return ret;
 }
 
-void archpmu_count_started(struct archpmu_count *ct, u64 now)
+void archpmu_count_started(struct archpmu_count *ct, u64 now, bool here)
 {
 	unsigned int i;
 
@@ -330,7 +339,7 @@ void archpmu_count_started(struct archpmu_count *ct, u64 now)
 		ct->cl->cpus[i].times.since = now;
 	ct->running = true;
 	if (ct->cl->task_here)
-		archpmu_claims_gate_start(ct->cl);
+		archpmu_claims_gate_start(ct->cl, here);
 	schedule_delayed_work(&ct->fold_work, ct->fold_period);
 	if (ct->cl->placer)
 		ct->cl->placer->started(ct->cl);
@@ -352,7 +361,7 @@ static u32 value_flags(const struct archpmu_claims *cl, const struct archpmu_cla
 	return flags;
 }
 
-int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
+int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd, bool here)
 {
 	struct archpmu_count_value __user *uval = u64_to_user_ptr(cmd->values);
 	struct archpmu_claims *cl = ct->cl;
@@ -370,7 +379,7 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd)
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
 	now = ktime_get_ns();
-	ret = claims_read(ct, false, ct->running);
+	ret = claims_read(ct, false, ct->running, here);
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
 		u64 enabled = c->times.enabled_ns + (ct->running ? now - c->times.since : 0);

@@ -41,12 +41,17 @@ int archpmu_count_setup(struct archpmu_count *ct, struct archpmu_claims *cl);
 /* After the claims are released: no fold runs any more. */
 void archpmu_count_teardown(struct archpmu_count *ct);
 
-/* ARCHPMU_IOC_COUNT_START, _STOP, _RESET: take the locks themselves. */
-int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd);
+/*
+ * ARCHPMU_IOC_COUNT_START, _STOP, _RESET: take the locks themselves. @here:
+ * a task session whose only task is the caller, whose counters run on the
+ * caller's CPU alone; START and STOP then reach no other CPU, nor does a
+ * READ while the caller stays on its CPU (archpmu_claims_gate_start()).
+ */
+int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd, bool here);
 /* Under archpmu_own_lock: the claims were programmed started at @now. */
-void archpmu_count_started(struct archpmu_count *ct, u64 now);
+void archpmu_count_started(struct archpmu_count *ct, u64 now, bool here);
 /* ARCHPMU_IOC_COUNT_READ: copies the values out after dropping the locks. */
-int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd);
+int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd, bool here);
 
 /* Under archpmu_own_lock: fold @c's counters into its totals. */
 int archpmu_count_claim_fold(struct archpmu_count *ct, struct archpmu_claim *c);

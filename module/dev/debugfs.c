@@ -4,6 +4,8 @@
  *   /sys/kernel/debug/archpmu/cross_calls        CPUs reached by cross-calls
  *   /sys/kernel/debug/archpmu/cross_call_rounds  rounds of them: a parallel
  *       round over N CPUs counts N cross-calls and one round
+ *   /sys/kernel/debug/archpmu/remote_cross_calls  of the cross-calls, those
+ *       to a CPU other than the caller's
  *   /sys/kernel/debug/archpmu/fold_rounds        of those, the periodic folds
  *       of started sessions (so that tests can count an operation's own)
  *   /sys/kernel/debug/archpmu/cross_call_mode    how an operation reaches its
@@ -54,6 +56,13 @@ static int cross_call_rounds_get(void *data, u64 *val)
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(cross_call_rounds_fops, cross_call_rounds_get, NULL, "%llu\n");
+
+static int remote_cross_calls_get(void *data, u64 *val)
+{
+	*val = atomic64_read(&archpmu_remote_cross_calls);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(remote_cross_calls_fops, remote_cross_calls_get, NULL, "%llu\n");
 
 static int fold_rounds_get(void *data, u64 *val)
 {
@@ -172,6 +181,8 @@ void archpmu_debugfs_init(void)
 				   &cross_calls_fops);
 	debugfs_create_file_unsafe("cross_call_rounds", 0400, archpmu_debugfs_dir, NULL,
 				   &cross_call_rounds_fops);
+	debugfs_create_file_unsafe("remote_cross_calls", 0400, archpmu_debugfs_dir, NULL,
+				   &remote_cross_calls_fops);
 	debugfs_create_file_unsafe("cross_call_mode", 0600, archpmu_debugfs_dir, NULL,
 				   &cross_call_mode_fops);
 	debugfs_create_file_unsafe("fold_rounds", 0400, archpmu_debugfs_dir, NULL,

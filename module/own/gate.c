@@ -49,10 +49,12 @@ static void gate_time(struct archpmu_claim *c, bool on)
 	u64 now = ktime_get_mono_fast_ns();
 
 	raw_write_seqcount_begin(&c->task_seq);
-	if (on)
+	if (on) {
 		c->task_since = now;
-	else if (now > c->task_since)
+		WRITE_ONCE(c->task_ran, true);
+	} else if (now > c->task_since) {
 		c->task_ns += now - c->task_since;
+	}
 	WRITE_ONCE(c->task_in, on);
 	raw_write_seqcount_end(&c->task_seq);
 }
@@ -120,20 +122,39 @@ int archpmu_claims_gate_sync(struct archpmu_claims *cl)
 	return archpmu_claims_round_run(cl);
 }
 
-int archpmu_claims_gate_start(struct archpmu_claims *cl)
+/*
+ * The claim of the CPU the caller runs on, synced there. Should the caller
+ * move meanwhile, the context-switch probe shuts the gate it leaves and
+ * opens (or not) the one it comes to, as the state now says.
+ */
+static int gate_sync_here(struct archpmu_claims *cl)
+{
+	unsigned int cpu = get_cpu();
+	struct archpmu_claim *c = archpmu_claims_on_cpu(cl, cpu);
+	int ret = 0;
+
+	if (c && c->programmed) {
+		archpmu_batch_init(&c->batch, archpmu_claim_gate_sync_local, NULL, NULL);
+		ret = archpmu_batch_run(cpu, &c->batch);
+	}
+	put_cpu();
+	return ret;
+}
+
+int archpmu_claims_gate_start(struct archpmu_claims *cl, bool here)
 {
 	bool armed = cl->task_on_exec && !READ_ONCE(cl->task_exec_seen);
 
 	lockdep_assert_held(&archpmu_own_lock);
 	xchg(&cl->task_state, armed ? ARCHPMU_TASK_ARMED : ARCHPMU_TASK_RUNNING);
-	return archpmu_claims_gate_sync(cl);
+	return here ? gate_sync_here(cl) : archpmu_claims_gate_sync(cl);
 }
 
-int archpmu_claims_gate_stop(struct archpmu_claims *cl)
+int archpmu_claims_gate_stop(struct archpmu_claims *cl, bool here)
 {
 	lockdep_assert_held(&archpmu_own_lock);
 	xchg(&cl->task_state, ARCHPMU_TASK_STOPPED);
-	return archpmu_claims_gate_sync(cl);
+	return here ? gate_sync_here(cl) : archpmu_claims_gate_sync(cl);
 }
 
 int archpmu_claim_gate_off(struct archpmu_claims *cl, struct archpmu_claim *c)
@@ -143,6 +164,13 @@ int archpmu_claim_gate_off(struct archpmu_claims *cl, struct archpmu_claim *c)
 		return 0;
 	archpmu_batch_init(&c->batch, gate_off_local, NULL, NULL);
 	return archpmu_batch_run(c->cpu, &c->batch);
+}
+
+void archpmu_claim_gate_fold_local(struct archpmu_batch *b)
+{
+	struct archpmu_claim *c = claim_of_batch(b);
+
+	WRITE_ONCE(c->task_ran, c->task_in);
 }
 
 void archpmu_claim_task_zero_local(struct archpmu_batch *b)

@@ -90,6 +90,7 @@ struct archpmu_claim {
 	 * elsewhere through task_seq.
 	 */
 	bool task_in;		/* a task of the session runs here: counters started */
+	bool task_ran;		/* the gate opened since a fold last read the counters */
 	seqcount_t task_seq;
 	u64 task_since;		/* when it was switched in */
 	u64 task_ns;		/* time the session's tasks ran here, started */
@@ -280,8 +281,13 @@ int archpmu_claims_gate_sync(struct archpmu_claims *cl);
  * start where they run; with task_on_exec, from the first exec of one of
  * them) or stops.
  */
-int archpmu_claims_gate_start(struct archpmu_claims *cl);
-int archpmu_claims_gate_stop(struct archpmu_claims *cl);
+int archpmu_claims_gate_start(struct archpmu_claims *cl, bool here);
+int archpmu_claims_gate_stop(struct archpmu_claims *cl, bool here);
+/*
+ * @here: the caller is the session's only task, so the gates of every other
+ * CPU are shut and stay so: only the claim of the CPU it runs on is synced,
+ * on that CPU, with no cross-call.
+ */
 /* Under archpmu_own_lock: stop @c's (its CPU goes down or suspends). */
 int archpmu_claim_gate_off(struct archpmu_claims *cl, struct archpmu_claim *c);
 /*
@@ -294,6 +300,11 @@ void archpmu_claim_gate_release_local(struct archpmu_batch *b);
  * one of its tasks runs on the CPU, else close it.
  */
 void archpmu_claim_gate_sync_local(struct archpmu_batch *b);
+/*
+ * The before hook of a batch that reads a task session's counters (count/):
+ * from here they change only while the gate is open (task_ran).
+ */
+void archpmu_claim_gate_fold_local(struct archpmu_batch *b);
 /* A batch hook on c->batch: zero the time the tasks ran on the claim's CPU. */
 void archpmu_claim_task_zero_local(struct archpmu_batch *b);
 /* The time the session's tasks ran on @c's CPU, up to @now (mono fast ns). */

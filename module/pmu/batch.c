@@ -88,6 +88,16 @@ static void batch_exec(void *info)
 
 atomic64_t archpmu_cross_calls = ATOMIC64_INIT(0);
 atomic64_t archpmu_cross_call_rounds = ATOMIC64_INIT(0);
+atomic64_t archpmu_remote_cross_calls = ATOMIC64_INIT(0);
+
+/* For the statistics: the caller may move meanwhile, which only a pinned test relies on. */
+static void count_call(unsigned int cpu)
+{
+	atomic64_inc(&archpmu_cross_calls);
+	if (cpu != raw_smp_processor_id())
+		atomic64_inc(&archpmu_remote_cross_calls);
+}
+
 u32 archpmu_cross_call_mode = ARCHPMU_CROSS_CALL_PARALLEL;
 
 struct naive_step {
@@ -125,7 +135,7 @@ static int archpmu_batch_run_naive(unsigned int cpu, struct archpmu_batch *b)
 	for (i = 0; i < b->nr || (i == 0 && !b->nr); i++) {
 		step.op = i;
 		step.last = i + 1 >= b->nr;
-		atomic64_inc(&archpmu_cross_calls);
+		count_call(cpu);
 		atomic64_inc(&archpmu_cross_call_rounds);
 		if (smp_call_function_single(cpu, naive_exec, &step, 1)) {
 			b->err = -ENODEV;
@@ -141,7 +151,7 @@ int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b)
 {
 	if (READ_ONCE(archpmu_cross_call_mode) == ARCHPMU_CROSS_CALL_NAIVE && !b->indivisible)
 		return archpmu_batch_run_naive(cpu, b);
-	atomic64_inc(&archpmu_cross_calls);
+	count_call(cpu);
 	atomic64_inc(&archpmu_cross_call_rounds);
 	if (smp_call_function_single(cpu, batch_exec, b, 1)) {
 		b->err = -ENODEV;	/* the callers read each batch's own error */
@@ -181,11 +191,11 @@ int archpmu_round_run(struct archpmu_round *r)
 		if (!b)
 			return -EINVAL;
 		b->err = -ENODEV;
+		count_call(cpu);
 		n++;
 	}
 	if (!n)
 		return 0;
-	atomic64_add(n, &archpmu_cross_calls);
 	atomic64_inc(&archpmu_cross_call_rounds);
 	on_each_cpu_mask(r->mask, round_exec, r, true);
 	for_each_cpu(cpu, r->mask) {

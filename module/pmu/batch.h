@@ -92,8 +92,12 @@ enum archpmu_cross_call_mode {
 };
 
 extern u32 archpmu_cross_call_mode;
-/* CPUs reached by cross-calls so far, and rounds of them. */
+/*
+ * CPUs reached by cross-calls so far, rounds of them, and of those CPUs the
+ * ones other than the caller's (a call to its own CPU sends no interrupt).
+ */
 extern atomic64_t archpmu_cross_calls;
 extern atomic64_t archpmu_cross_call_rounds;
+extern atomic64_t archpmu_remote_cross_calls;
 
 #endif /* ARCHPMU_PMU_BATCH_H */

@@ -171,7 +171,7 @@ static int session_claim(struct archpmu_session *s, struct archpmu_count_open *c
 	if (s->task)
 		archpmu_task_attach(s->task);
 	if (start)
-		archpmu_count_started(&s->count, ktime_get_ns());
+		archpmu_count_started(&s->count, ktime_get_ns(), false);
 	return 0;
 }
 

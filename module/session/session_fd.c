@@ -29,7 +29,7 @@ static int session_ctl(struct archpmu_ucmd *ucmd)
 	if (ret)
 		return ret;
 	mutex_lock(&s->lock);
-	ret = archpmu_count_ctl(&s->count, ucmd->ioctl);
+	ret = archpmu_count_ctl(&s->count, ucmd->ioctl, archpmu_task_is_only_current(s->task));
 	mutex_unlock(&s->lock);
 	return ret;
 }
@@ -43,7 +43,7 @@ static int session_read(struct archpmu_ucmd *ucmd)
 	if (ret)
 		return ret;
 	mutex_lock(&s->lock);
-	ret = archpmu_count_read(&s->count, rd);
+	ret = archpmu_count_read(&s->count, rd, archpmu_task_is_only_current(s->task));
 	mutex_unlock(&s->lock);
 	if ((!ret || ret == -ENOSPC) && archpmu_ucmd_respond(ucmd, sizeof(*rd)))
 		ret = -EFAULT;

@@ -192,6 +192,8 @@ struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, b
 		msleep(READ_ONCE(archpmu_task_open_delay_ms));
 	if (!ret && (t->flags & ARCHPMU_TASK_INHERIT))
 		ret = archpmu_task_pool_init(t);
+	if (!(t->flags & (ARCHPMU_TASK_INHERIT | ARCHPMU_TASK_PROCESS)))
+		t->only = p;
 	if (ret) {
 		archpmu_task_free(t);
 		return ERR_PTR(ret);
@@ -203,6 +205,11 @@ err_unlock:
 err_put:
 	put_task_struct(p);
 	return ERR_PTR(ret);
+}
+
+bool archpmu_task_is_only_current(const struct archpmu_task *t)
+{
+	return t && t->only == current;
 }
 
 void archpmu_task_exec_unlock(struct archpmu_task *t)

@@ -41,6 +41,11 @@ struct archpmu_task {
 	 * from the permission check to the attach (archpmu_task_exec_unlock).
 	 */
 	struct task_struct *exec_locked;
+	/*
+	 * Without INHERIT or PROCESS, the one task counted: compared with the
+	 * caller, never dereferenced (once it is gone, no other is counted).
+	 */
+	const struct task_struct *only;
 };
 
 /* Module load and unload: find the scheduler's tracepoints. */
@@ -55,6 +60,12 @@ void archpmu_task_exit(void);
  * ARCHPMU_COUNT_OPEN_TASK; an ERR_PTR on refusal.
  */
 struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, bool sampling);
+/*
+ * Is the caller @t's only task? Then no CPU but the caller's runs a task of
+ * the session, and its start, stop and read need reach no other
+ * (archpmu_count_ctl()). False for a session without task scope.
+ */
+bool archpmu_task_is_only_current(const struct archpmu_task *t);
 /* Once the claims exist: make them the task scope's (cl->task_here). */
 void archpmu_task_bind(struct archpmu_task *t, struct archpmu_claims *cl);
 /* Once the counters are programmed: follow the tasks (and let them exec). */

@@ -68,6 +68,48 @@ TEST_CASE("a Counter counts the calling thread's code, summed over the CPUs it r
     CHECK_THROWS_WITH(c.result().get("cycles"), Catch::Contains("no event 'cycles'"));
 }
 
+TEST_CASE("a thread Counter's start, stop and read on its CPU reach no other CPU",
+          "[counter-front][task]")
+{
+    // Its counters run only where its thread does: the other CPUs' are shut
+    // and hold nothing new, so there is nothing to do there (perf's read() of
+    // a task event is as local).
+    LoadedModule module(kExact);
+    const auto remote_calls = [] {
+        return std::stoull(read_file("/sys/kernel/debug/archpmu/remote_cross_calls"));
+    };
+    const auto folds = [] {
+        return std::stoull(read_file("/sys/kernel/debug/archpmu/fold_rounds"));
+    };
+    pin_to(0);
+    archpmu::Counter c{"branches"};
+    const uint64_t remote_before = remote_calls();
+    const uint64_t folds_before = folds();
+    for (uint64_t i = 1; i <= 5; ++i) {
+        c.start();
+        inject_here(kBranches, 10);
+        c.stop();
+        CHECK(c.result().get("branches") == 10 * i);
+    }
+    c.start();
+    CHECK(c.result().get("branches") == 50);  // a read while it counts
+    c.stop();
+    // A periodic fold (each 1 s of counting at most) is a round of every CPU.
+    const auto others = static_cast<uint64_t>(online_cpus().size() - 1);
+    CHECK(remote_calls() - remote_before == (folds() - folds_before) * others);
+
+    // Once it has moved, the CPU it left is read once, then no more.
+    pin_to(1);
+    c.start();
+    inject_here(kBranches, 5);
+    c.stop();
+    CHECK(c.result().get("branches") == 55);
+    const uint64_t after_move = remote_calls();
+    CHECK(c.result().get("branches") == 55);
+    CHECK(remote_calls() == after_move);
+    unpin();
+}
+
 TEST_CASE("a thread Counter starts and stops only on its own thread", "[counter-front][task]")
 {
     LoadedModule module(kExact);
