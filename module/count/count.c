@@ -303,9 +303,11 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd, bool here)
 		note = ARCHPMU_GENL_EVENT_SESSION_STOP;
 		if (cl->task_here)
 			ret = archpmu_claims_gate_stop(cl, here);
-		/* Here, the counts stay in the stopped counters for the next read. */
-		if (!here)
-			ret = claims_read(ct, !cl->task_here, false, false) ?: ret;
+		/*
+		 * Folded, so that short runs between reads never wrap a counter
+		 * (it raises no PMI); here, only the claims that counted.
+		 */
+		ret = claims_read(ct, !cl->task_here, false, here) ?: ret;
 		for (i = 0; i < cl->nr_cpus; i++)
 			times_stop(&cl->cpus[i], now);
 		ct->running = false;

@@ -279,15 +279,12 @@ int archpmu_claims_gate_sync(struct archpmu_claims *cl);
 /*
  * Under archpmu_own_lock: the session starts counting (its tasks' counters
  * start where they run; with task_on_exec, from the first exec of one of
- * them) or stops.
+ * them) or stops. @here: the caller is the session's only task, so the gates
+ * of every other CPU are shut and stay so: only the claim of the CPU it runs
+ * on is synced, on that CPU, with no cross-call.
  */
 int archpmu_claims_gate_start(struct archpmu_claims *cl, bool here);
 int archpmu_claims_gate_stop(struct archpmu_claims *cl, bool here);
-/*
- * @here: the caller is the session's only task, so the gates of every other
- * CPU are shut and stay so: only the claim of the CPU it runs on is synced,
- * on that CPU, with no cross-call.
- */
 /* Under archpmu_own_lock: stop @c's (its CPU goes down or suspends). */
 int archpmu_claim_gate_off(struct archpmu_claims *cl, struct archpmu_claim *c);
 /*
