@@ -56,6 +56,16 @@ int open_sampling(int dev, uint32_t ring_pages, uint64_t period = 1000, uint32_t
     return fd < 0 ? -errno : fd;
 }
 
+// In a forked child: RLIMIT_MEMLOCK `limit_pages`, then nobody with
+// CAP_PERFMON only; exits 100 if it cannot.
+void become_limited_nobody(long limit_pages)
+{
+    const rlimit lim{static_cast<rlim_t>(limit_pages * kPage),
+                     static_cast<rlim_t>(limit_pages * kPage)};
+    if (::setrlimit(RLIMIT_MEMLOCK, &lim) != 0 || !become_nobody_with_perfmon())
+        ::_exit(100);
+}
+
 // Runs `body` as nobody with CAP_PERFMON only and RLIMIT_MEMLOCK `limit_pages`,
 // with a file of /dev/archpmu (root's: the node is root-only); its exit status
 // (0: every step as expected; otherwise the failed step).
@@ -64,10 +74,7 @@ int as_nobody(long limit_pages, int (*body)(int dev))
     const UniqueFd dev(::open("/dev/archpmu", O_RDWR | O_CLOEXEC));
     const pid_t child = ::fork();
     if (child == 0) {
-        const rlimit lim{static_cast<rlim_t>(limit_pages * kPage),
-                         static_cast<rlim_t>(limit_pages * kPage)};
-        if (::setrlimit(RLIMIT_MEMLOCK, &lim) != 0 || !become_nobody_with_perfmon())
-            ::_exit(100);
+        become_limited_nobody(limit_pages);
         ::_exit(body(dev.get()));
     }
     int status = 0;
@@ -286,10 +293,7 @@ TEST_CASE("a ring's charge comes back whole after kill -9 of its holder and over
         REQUIRE(::pipe(to_child) == 0);
         const pid_t child = ::fork();
         if (child == 0) {
-            const rlimit lim{static_cast<rlim_t>(limit * kPage),
-                             static_cast<rlim_t>(limit * kPage)};
-            if (::setrlimit(RLIMIT_MEMLOCK, &lim) != 0 || !become_nobody_with_perfmon())
-                ::_exit(100);
+            become_limited_nobody(limit);
             UniqueFd held(open_sampling(dev.get(), kRingPages, 1000, cpu));
             const char opened = held.valid() ? 'y' : 'n';
             char back = 0;
