@@ -67,10 +67,10 @@ static struct archpmu_mux_cpu *mux_cpu(const struct archpmu_claim *c)
 	return &m->cpus[c - cl->cpus];
 }
 
-/* Does @c's CPU take turns (placed by mux, where not all of it is on at once)? */
+/* Does @c's CPU take turns (some of its groups rotate: mux_place())? */
 static bool takes_turns(const struct archpmu_claim *c)
 {
-	return c->partial && mux_cpu(c)->turns;
+	return c->rotating;
 }
 
 /*
@@ -310,6 +310,7 @@ static int mux_place(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bus
 {
 	struct archpmu_mux *m = cl->placer_data;
 	struct archpmu_mux_cpu *mc = mux_cpu(c);
+	bool turns;
 	unsigned int e;
 	u64 pool;
 	int ret;
@@ -331,14 +332,15 @@ static int mux_place(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bus
 	 * Nothing to turn if what can go on is all on at once: then the CPU
 	 * holds only the counters in use (the plan adds them), not the pool.
 	 */
-	mc->turns = false;
+	turns = false;
 	for (e = 0; e < cl->nr_events; e++)
 		if (counters[e] == ARCHPMU_NO_COUNTER &&
 		    !((c->absent | c->crowded) & BIT_ULL(e)))
-			mc->turns = true;
-	c->used = mc->turns ? mc->stay | pool : mc->stay;
+			turns = true;
+	c->used = turns ? mc->stay | pool : mc->stay;
+	/* Not empty when it turns: an event left off is in a group that rotates. */
 	c->rotating = 0;
-	for (e = 0; e < cl->nr_events && mc->turns; e++)
+	for (e = 0; e < cl->nr_events && turns; e++)
 		if (!archpmu_group_stays(cl->ev, cl->nr_events, archpmu_group_lead(cl->ev, e)))
 			c->rotating |= BIT_ULL(e);
 	return 0;

@@ -15,7 +15,6 @@
 
 /* A multiplexing session's state on one of its CPUs. */
 struct archpmu_mux_cpu {
-	bool turns;		/* its groups take turns here */
 	u64 stay;		/* busy-mask bits of the groups that never rotate */
 	u64 keep;		/* those and the counters a turn leaves as they are */
 	unsigned int first;	/* the lead of the group the next turn begins with */

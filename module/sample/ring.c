@@ -74,15 +74,7 @@ int archpmu_ring_alloc(struct archpmu_ring *r, unsigned int cpu, u32 pages,
 
 int archpmu_ring_map(struct archpmu_ring *r, struct vm_area_struct *vma)
 {
-	unsigned long i, nr = r->map_size >> PAGE_SHIFT;
-	int ret;
-
-	for (i = 0; i < nr; i++) {
-		ret = vm_insert_page(vma, vma->vm_start + (i << PAGE_SHIFT), r->pages[i]);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return vm_map_pages_zero(vma, r->pages, r->map_size >> PAGE_SHIFT);
 }
 
 void archpmu_ring_free(struct archpmu_ring *r)
