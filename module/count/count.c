@@ -247,13 +247,9 @@ static void fold_work_fn(struct work_struct *work)
 	cpus_read_unlock();
 }
 
-void archpmu_count_init(struct archpmu_count *ct)
-{
-	INIT_DELAYED_WORK(&ct->fold_work, fold_work_fn);
-}
-
 int archpmu_count_setup(struct archpmu_count *ct, struct archpmu_claims *cl)
 {
+	INIT_DELAYED_WORK(&ct->fold_work, fold_work_fn);
 	ct->cl = cl;
 	ct->running = false;
 	ct->fold_period = fold_period(cl);
@@ -264,6 +260,8 @@ int archpmu_count_setup(struct archpmu_count *ct, struct archpmu_claims *cl)
 
 void archpmu_count_teardown(struct archpmu_count *ct)
 {
+	if (!ct->cl)
+		return;		/* never set up */
 	/* Not running any more: a fold still queued finds nothing to do. */
 	cancel_delayed_work_sync(&ct->fold_work);
 	kvfree(ct->vals);

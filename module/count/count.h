@@ -32,13 +32,12 @@ struct archpmu_count {
 	struct archpmu_count_value *vals;
 };
 
-/* Once, when the session is allocated; then setup() once its CPUs are known. */
-void archpmu_count_init(struct archpmu_count *ct);
 /* Periodic folds so far (each one round; for the tests, dev/debugfs.c). */
 extern atomic64_t archpmu_fold_rounds;
 
+/* Under the locks, once the plan placed the session's events. */
 int archpmu_count_setup(struct archpmu_count *ct, struct archpmu_claims *cl);
-/* After the claims are released: no fold runs any more. */
+/* After the claims are released (or when setup never ran): no fold runs any more. */
 void archpmu_count_teardown(struct archpmu_count *ct);
 
 /*

@@ -75,7 +75,7 @@ static int archpmu_ioc_cpu_info(struct archpmu_ucmd *ucmd)
 	ret = archpmu_user_cpu(&cmd->cpu);
 	if (ret)
 		return ret;
-	ret = archpmu_enum_get(cmd->cpu, &d);
+	ret = archpmu_enum_get(cmd->cpu, &d, NULL);
 	if (ret)
 		return ret;
 	cmd->version = d.version;

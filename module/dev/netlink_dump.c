@@ -213,7 +213,7 @@ static int usage_cpu(struct dump_state *st, unsigned int cpu, struct archpmu_reg
 	if (st->privileged)
 		ret = archpmu_regs_read_cpu(cpu, regs, &nr, &d);
 	else
-		ret = archpmu_enum_get(cpu, &d);
+		ret = archpmu_enum_get(cpu, &d, NULL);
 	if (ret) {
 		mutex_unlock(&archpmu_own_lock);
 		return ret;

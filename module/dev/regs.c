@@ -27,7 +27,7 @@ int archpmu_regs_read_cpu(unsigned int cpu, struct archpmu_reg *regs, unsigned i
 	unsigned int i;
 	int ret;
 
-	ret = archpmu_enum_get(cpu, d);
+	ret = archpmu_enum_get(cpu, d, NULL);
 	if (ret)
 		return ret;
 	if (!cpu_online(cpu))

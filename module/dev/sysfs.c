@@ -20,7 +20,7 @@
 
 static int cpu_desc(struct device *dev, struct archpmu_pmu_desc *d)
 {
-	return archpmu_enum_get(dev->id, d);
+	return archpmu_enum_get(dev->id, d, NULL);
 }
 
 #define ARCHPMU_CPU_ATTR(_name, _fmt, _expr)					\

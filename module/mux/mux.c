@@ -372,18 +372,14 @@ static const struct archpmu_placer mux_placer = {
 	.stopped = mux_stopped,
 };
 
-void archpmu_mux_init(struct archpmu_mux *m)
-{
-	INIT_DELAYED_WORK(&m->work, turn_work_fn);
-}
-
 int archpmu_mux_setup(struct archpmu_mux *m, struct archpmu_claims *cl)
 {
+	INIT_DELAYED_WORK(&m->work, turn_work_fn);
+	m->cl = cl;
 	m->scratch = kmalloc(sizeof(*m->scratch), GFP_KERNEL);
 	m->cpus = kvcalloc(cl->nr_cpus, sizeof(*m->cpus), GFP_KERNEL);
 	if (!m->scratch || !m->cpus)
 		return -ENOMEM;	/* archpmu_mux_teardown() frees them */
-	m->cl = cl;
 	cl->placer = &mux_placer;
 	cl->placer_data = m;
 	return 0;
@@ -392,6 +388,8 @@ int archpmu_mux_setup(struct archpmu_mux *m, struct archpmu_claims *cl)
 void archpmu_mux_stop(struct archpmu_mux *m)
 {
 	lockdep_assert_held(&archpmu_own_lock);
+	if (!m->cl)
+		return;		/* not multiplexing */
 	m->running = false;
 	/* Not _sync: a turn already running waits for our lock. */
 	cancel_delayed_work(&m->work);
@@ -399,6 +397,8 @@ void archpmu_mux_stop(struct archpmu_mux *m)
 
 void archpmu_mux_teardown(struct archpmu_mux *m)
 {
+	if (!m->cl)
+		return;		/* not multiplexing */
 	/* Not running any more: a turn still queued finds nothing to do. */
 	cancel_delayed_work_sync(&m->work);
 	kvfree(m->cpus);

@@ -33,14 +33,16 @@ struct archpmu_mux {
 	struct delayed_work work;
 };
 
-/* Once, when the session is allocated. */
-void archpmu_mux_init(struct archpmu_mux *m);
 /*
  * Under the locks, once cl->cpus is set and before the plan: the session's
  * events are placed, and take turns, through @m.
  */
 int archpmu_mux_setup(struct archpmu_mux *m, struct archpmu_claims *cl);
-/* The session no longer counts (it is being destroyed). Under archpmu_own_lock. */
+/*
+ * The session no longer counts (it is being destroyed). Under
+ * archpmu_own_lock. Here and in teardown, a session that does not multiplex
+ * (setup never ran) has nothing to stop.
+ */
 void archpmu_mux_stop(struct archpmu_mux *m);
 /* After the claims are released: no turn runs any more. */
 void archpmu_mux_teardown(struct archpmu_mux *m);

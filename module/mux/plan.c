@@ -21,23 +21,6 @@ int archpmu_check_groups(const struct archpmu_event *ev, unsigned int n, unsigne
 	return 0;
 }
 
-unsigned int archpmu_group_end(const struct archpmu_event *ev, unsigned int n,
-			       unsigned int lead)
-{
-	unsigned int e = lead + 1;
-
-	while (e < n && (ev[e].flags & ARCHPMU_EVENT_GROUP))
-		e++;
-	return e;
-}
-
-unsigned int archpmu_group_lead(const struct archpmu_event *ev, unsigned int e)
-{
-	while (e && (ev[e].flags & ARCHPMU_EVENT_GROUP))
-		e--;
-	return e;
-}
-
 bool archpmu_group_stays(const struct archpmu_event *ev, unsigned int n, unsigned int lead)
 {
 	unsigned int e, end = archpmu_group_end(ev, n, lead);

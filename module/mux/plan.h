@@ -25,11 +25,23 @@ struct archpmu_mux_scratch {
 int archpmu_check_groups(const struct archpmu_event *ev, unsigned int n, unsigned int *bad);
 
 /* The first event after the group that event @lead leads. */
-unsigned int archpmu_group_end(const struct archpmu_event *ev, unsigned int n,
-			       unsigned int lead);
+static inline unsigned int archpmu_group_end(const struct archpmu_event *ev, unsigned int n,
+					     unsigned int lead)
+{
+	unsigned int e = lead + 1;
+
+	while (e < n && (ev[e].flags & ARCHPMU_EVENT_GROUP))
+		e++;
+	return e;
+}
 
 /* The lead of event @e's group. */
-unsigned int archpmu_group_lead(const struct archpmu_event *ev, unsigned int e);
+static inline unsigned int archpmu_group_lead(const struct archpmu_event *ev, unsigned int e)
+{
+	while (e && (ev[e].flags & ARCHPMU_EVENT_GROUP))
+		e--;
+	return e;
+}
 
 /* Is the group led by @lead on the PMU all the time (NO_ROTATE, or a PIN member)? */
 bool archpmu_group_stays(const struct archpmu_event *ev, unsigned int n, unsigned int lead);

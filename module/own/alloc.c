@@ -17,15 +17,6 @@ static bool fixed_only(u64 config)
 	return !(config & ARCHPMU_EVTSEL_EVENT);
 }
 
-u64 archpmu_counter_bit(u32 counter)
-{
-	u32 idx = counter & 0xff;
-
-	if (counter & ARCHPMU_COUNTER_FIXED)
-		return idx < ARCHPMU_LEGACY_FIXED ? BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + idx) : 0;
-	return counter < ARCHPMU_LEGACY_GP ? BIT_ULL(counter) : 0;
-}
-
 int archpmu_check_event(const struct archpmu_pmu_desc *d,
 			const struct archpmu_event *ev)
 {
@@ -133,6 +124,28 @@ bool archpmu_event_absent(const struct archpmu_pmu_desc *d, const struct archpmu
 		return true;
 	return !(ev->flags & ARCHPMU_EVENT_PIN) && fixed_only(ev->config) &&
 	       (j < 0 || !(fixed_usable(d) & BIT_ULL(j)));
+}
+
+int archpmu_check_events(const struct archpmu_pmu_desc *d,
+			 const struct archpmu_event *ev, unsigned int n,
+			 bool absent_ok, u64 *absent, unsigned int *bad)
+{
+	unsigned int e;
+	int ret;
+
+	*absent = 0;
+	for (e = 0; e < n; e++) {
+		if (absent_ok && archpmu_event_absent(d, &ev[e])) {
+			*absent |= BIT_ULL(e);
+			continue;
+		}
+		ret = archpmu_check_event(d, &ev[e]);
+		if (ret) {
+			*bad = e;
+			return ret;
+		}
+	}
+	return 0;
 }
 
 u64 archpmu_candidate_counters(const struct archpmu_pmu_desc *d,

@@ -32,7 +32,23 @@ bool archpmu_event_absent(const struct archpmu_pmu_desc *d, const struct archpmu
 u64 archpmu_candidate_counters(const struct archpmu_pmu_desc *d,
 			       const struct archpmu_event *ev);
 
+/*
+ * archpmu_check_event() for each of @n events on a CPU described by @d; with
+ * @absent_ok, events the CPU lacks (archpmu_event_absent()) are set in
+ * *@absent instead of refused. 0, or the -errno with *@bad the event.
+ */
+int archpmu_check_events(const struct archpmu_pmu_desc *d,
+			 const struct archpmu_event *ev, unsigned int n,
+			 bool absent_ok, u64 *absent, unsigned int *bad);
+
 /* The counter's bit in a busy mask and in IA32_PERF_GLOBAL_CTRL. */
-u64 archpmu_counter_bit(u32 counter);
+static inline u64 archpmu_counter_bit(u32 counter)
+{
+	u32 idx = counter & 0xff;
+
+	if (counter & ARCHPMU_COUNTER_FIXED)
+		return idx < ARCHPMU_LEGACY_FIXED ? BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + idx) : 0;
+	return counter < ARCHPMU_LEGACY_GP ? BIT_ULL(counter) : 0;
+}
 
 #endif /* ARCHPMU_ALLOC_H */

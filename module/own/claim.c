@@ -37,18 +37,9 @@ static bool is_fixed(u32 counter)
 	return counter & ARCHPMU_COUNTER_FIXED;
 }
 
-u32 archpmu_claim_counter_msr(const struct archpmu_claim *c, u32 counter, bool write)
-{
-	return archpmu_counter_msr(&c->desc, counter, write);
-}
-
-u64 archpmu_claim_width_mask(const struct archpmu_claim *c, u32 counter)
-{
-	return archpmu_counter_width_mask(&c->desc, counter);
-}
-
-unsigned int archpmu_claim_event_on(const struct archpmu_claims *cl,
-				    const struct archpmu_claim *c, u64 bits)
+/* The first event whose counter on @c is one of @bits, or ~0. */
+static unsigned int event_on(const struct archpmu_claims *cl, const struct archpmu_claim *c,
+			     u64 bits)
 {
 	unsigned int e;
 
@@ -150,7 +141,8 @@ static u64 agent_busy(const struct archpmu_claim *c)
 	return busy | fixed_in_use(c, sv->fixed_ctrl);
 }
 
-void archpmu_claim_describe_agent(struct archpmu_claims *cl, const struct archpmu_claim *c)
+/* After a save found @c's counters in use (-EBUSY): fill cl->refusal. */
+static void describe_agent(struct archpmu_claims *cl, const struct archpmu_claim *c)
 {
 	const struct archpmu_pmu_saved *sv = &c->saved;
 	struct archpmu_refusal *r = &cl->refusal;
@@ -159,7 +151,7 @@ void archpmu_claim_describe_agent(struct archpmu_claims *cl, const struct archpm
 
 	memset(r, 0, sizeof(*r));
 	r->cpu = c->cpu;
-	r->event = archpmu_claim_event_on(cl, c, c->agent_busy);
+	r->event = event_on(cl, c, c->agent_busy);
 	if (gp) {
 		r->kind = ARCHPMU_REFUSED_AGENT_EVTSEL;
 		r->counter = __ffs64(gp);
@@ -200,47 +192,33 @@ u64 archpmu_claim_ctl_expected(const struct archpmu_claims *cl, const struct arc
 /* Claims are in ascending CPU order. No lock: cpus[] is fixed for the claims' life. */
 struct archpmu_claim *archpmu_claims_on_cpu(struct archpmu_claims *cl, unsigned int cpu)
 {
-	unsigned int lo = 0, hi = cl->nr_cpus, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (cl->cpus[mid].cpu == cpu)
-			return &cl->cpus[mid];
-		if (cl->cpus[mid].cpu < cpu)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-static struct archpmu_batch *claim_batch_of(struct archpmu_round *r, unsigned int cpu)
-{
-	struct archpmu_claim *c = archpmu_claims_on_cpu(r->arg, cpu);
-
-	if (WARN_ON_ONCE(!c))
+	if (cpu >= nr_cpu_ids || !cpumask_test_cpu(cpu, cl->all))
 		return NULL;
-	return &c->batch;
+	return &cl->cpus[bitmap_weight(cpumask_bits(cl->all), cpu)];
 }
 
 int archpmu_claims_init(struct archpmu_claims *cl)
 {
 	unsigned int i;
 
-	if (!zalloc_cpumask_var(&cl->mask, GFP_KERNEL))
+	if (!zalloc_cpumask_var(&cl->mask, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&cl->all, GFP_KERNEL))
 		return -ENOMEM;
 	for (i = 0; i < cl->nr_cpus; i++) {
 		cl->cpus[i].claims = cl;
 		seqcount_init(&cl->cpus[i].task_seq);
+		cpumask_set_cpu(cl->cpus[i].cpu, cl->all);
 	}
 	cl->round.mask = cl->mask;
-	cl->round.batch_of = claim_batch_of;
-	cl->round.arg = cl;
+	cl->round.cpus = cl->all;
+	cl->round.first = &cl->cpus[0].batch;
+	cl->round.stride = sizeof(cl->cpus[0]);
 	return 0;
 }
 
 void archpmu_claims_free(struct archpmu_claims *cl)
 {
+	free_cpumask_var(cl->all);
 	free_cpumask_var(cl->mask);
 }
 
@@ -369,7 +347,7 @@ static void restored(struct archpmu_claim *c)
  * Read what the PMU holds in every claim's counters, on every CPU at once,
  * and refuse counters another agent uses (c->agent_busy).
  */
-int archpmu_claims_save(struct archpmu_claims *cl, struct archpmu_claim **bad)
+static int claims_save(struct archpmu_claims *cl, struct archpmu_claim **bad)
 {
 	unsigned int i;
 	int ret;
@@ -394,7 +372,7 @@ int archpmu_claims_save(struct archpmu_claims *cl, struct archpmu_claim **bad)
  * Program every claim's counters in one round. A failure on any CPU puts
  * back every CPU's PMU as the save found it.
  */
-int archpmu_claims_program(struct archpmu_claims *cl, bool start, struct archpmu_claim **bad)
+static int claims_program(struct archpmu_claims *cl, bool start, struct archpmu_claim **bad)
 {
 	unsigned int i;
 	int ret = 0;
@@ -417,6 +395,24 @@ int archpmu_claims_program(struct archpmu_claims *cl, bool start, struct archpmu
 	}
 	if (ret)
 		archpmu_claims_restore(cl);
+	return ret;
+}
+
+int archpmu_claims_take(struct archpmu_claims *cl, bool start, struct archpmu_count_open *out)
+{
+	struct archpmu_claim *bad = NULL;
+	int ret;
+
+	ret = claims_save(cl, &bad);
+	if (ret == -EBUSY) {
+		out->busy_holder = ARCHPMU_HOLDER_AGENT;
+		out->bad_event = event_on(cl, bad, bad->agent_busy);
+		describe_agent(cl, bad);
+	}
+	if (!ret)
+		ret = claims_program(cl, start, &bad);
+	if (ret)
+		out->bad_cpu = bad->cpu;
 	return ret;
 }
 

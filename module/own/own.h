@@ -149,6 +149,8 @@ struct archpmu_claims {
 	void *placer_data;
 	/* Preallocated, so that operations allocate nothing: the CPUs of a round. */
 	cpumask_var_t mask;
+	/* The claims' CPUs: where the round finds each CPU's batch. */
+	cpumask_var_t all;
 	struct archpmu_round round;
 };
 
@@ -225,8 +227,13 @@ int archpmu_claims_init(struct archpmu_claims *cl);
 /* The claim on @cpu, or NULL (any context: cl->cpus does not change). */
 struct archpmu_claim *archpmu_claims_on_cpu(struct archpmu_claims *cl, unsigned int cpu);
 void archpmu_claims_free(struct archpmu_claims *cl);
-int archpmu_claims_save(struct archpmu_claims *cl, struct archpmu_claim **bad);
-int archpmu_claims_program(struct archpmu_claims *cl, bool start, struct archpmu_claim **bad);
+/*
+ * Check and program every claim: one round reads what every CPU holds,
+ * before anything is programmed, and refuses counters another agent uses;
+ * one round programs them (counting if @start). A failure leaves every PMU
+ * as found; @out's fields say which CPU and event, and cl->refusal why.
+ */
+int archpmu_claims_take(struct archpmu_claims *cl, bool start, struct archpmu_count_open *out);
 void archpmu_claims_restore(struct archpmu_claims *cl);
 int archpmu_claim_save(struct archpmu_claims *cl, struct archpmu_claim *c);
 int archpmu_claim_program(struct archpmu_claims *cl, struct archpmu_claim *c, bool start);
@@ -242,13 +249,18 @@ int archpmu_claims_round_run(struct archpmu_claims *cl);
 /* Add the ops that start or stop @c's counters to its batch. */
 void archpmu_claim_add_enable(struct archpmu_claims *cl, struct archpmu_claim *c,
 			      bool enable);
-u32 archpmu_claim_counter_msr(const struct archpmu_claim *c, u32 counter, bool write);
-u64 archpmu_claim_width_mask(const struct archpmu_claim *c, u32 counter);
-/* The first event whose counter on @c is one of @bits, or ~0. */
-unsigned int archpmu_claim_event_on(const struct archpmu_claims *cl,
-				    const struct archpmu_claim *c, u64 bits);
-/* After a save found @c's counters in use (-EBUSY): fill cl->refusal. */
-void archpmu_claim_describe_agent(struct archpmu_claims *cl, const struct archpmu_claim *c);
+
+static inline u32 archpmu_claim_counter_msr(const struct archpmu_claim *c, u32 counter,
+					    bool write)
+{
+	return archpmu_counter_msr(&c->desc, counter, write);
+}
+
+static inline u64 archpmu_claim_width_mask(const struct archpmu_claim *c, u32 counter)
+{
+	return archpmu_counter_width_mask(&c->desc, counter);
+}
+
 /*
  * What event @e's control register holds when the claim is programmed,
  * started or not (@enable), and the bits of it that are ours: the whole

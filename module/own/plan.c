@@ -115,7 +115,7 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 {
 	u64 perf_held = 0, exists = 0, gp;
-	unsigned int i, e;
+	unsigned int i;
 	u32 failed;
 	int ret;
 
@@ -125,23 +125,14 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 		struct archpmu_claim *c = &cl->cpus[i];
 
 		out->bad_cpu = c->cpu;
-		ret = archpmu_enum_get(c->cpu, &c->desc);
+		ret = archpmu_enum_get(c->cpu, &c->desc, &c->ops);
 		if (ret)
 			return ret;
-		c->ops = archpmu_pmu_ops_for(&c->desc);
-		c->absent = 0;
-		for (e = 0; e < cl->nr_events; e++) {
-			/* Multiplexing: what this core type lacks counts on the others. */
-			if (cl->placer && archpmu_event_absent(&c->desc, &cl->ev[e])) {
-				c->absent |= BIT_ULL(e);
-				continue;
-			}
-			ret = archpmu_check_event(&c->desc, &cl->ev[e]);
-			if (ret) {
-				out->bad_event = e;
-				return ret;
-			}
-		}
+		/* Multiplexing: what this core type lacks counts on the others. */
+		ret = archpmu_check_events(&c->desc, cl->ev, cl->nr_events, cl->placer,
+					   &c->absent, &out->bad_event);
+		if (ret)
+			return ret;
 		exists |= c->desc.gp_mask & ARCHPMU_GP_BITS;
 	}
 	ret = cl->placer ? cl->placer->check(cl, out) : 0;

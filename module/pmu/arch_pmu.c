@@ -1,17 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Decoding of CPUID leaves 01H, 07H, 0AH, 1AH and 23H into a PMU
- * description, and the valid-bit masks of the PMU control MSRs.
+ * description, and the event tables (the lookups are inline in arch_pmu.h).
  */
 #include "arch_pmu.h"
 
 /* Linux assumes three fixed counters on v2-4 parts that report fewer. */
 #define ARCHPMU_ASSUMED_FIXED	3
-
-static u64 low_bits(u32 n)
-{
-	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
-}
 
 static void decode_fixed(const struct archpmu_cpuid_set *c,
 			 struct archpmu_pmu_desc *d)
@@ -23,7 +18,7 @@ static void decode_fixed(const struct archpmu_cpuid_set *c,
 		return;
 	if (d->version >= 5) {
 		/* Fixed counter i exists iff ECX[i] || EDX[4:0] > i. */
-		d->fixed_mask = c->leaf0a.ecx | low_bits(edx_count);
+		d->fixed_mask = c->leaf0a.ecx | archpmu_width_mask(edx_count);
 		return;
 	}
 	if (edx_count < ARCHPMU_ASSUMED_FIXED &&
@@ -31,7 +26,7 @@ static void decode_fixed(const struct archpmu_cpuid_set *c,
 		edx_count = ARCHPMU_ASSUMED_FIXED;
 		d->flags |= ARCHPMU_PMU_FIXED_ASSUMED;
 	}
-	d->fixed_mask = low_bits(edx_count);
+	d->fixed_mask = archpmu_width_mask(edx_count);
 }
 
 static void decode_leaf23(const struct archpmu_cpuid_set *c,
@@ -129,18 +124,18 @@ void archpmu_decode_cpuid(const struct archpmu_cpuid_set *c,
 	if (!d->version)
 		return;
 	d->gp_width = (a->eax >> 16) & 0xff;
-	d->gp_mask = low_bits((a->eax >> 8) & 0xff);
+	d->gp_mask = archpmu_width_mask((a->eax >> 8) & 0xff);
 	d->events_len = a->eax >> 24;
 	/* EBX is inverted: a set bit means the event is NOT available. */
-	d->events_mask = ~(u64)a->ebx & low_bits(d->events_len < 32 ? d->events_len : 32);
+	d->events_mask = ~(u64)a->ebx & archpmu_width_mask(d->events_len < 32 ? d->events_len : 32);
 	if (a->edx & CPUID0A_EDX_ANY_DEPR)
 		d->flags |= ARCHPMU_PMU_ANYTHREAD_DEPRECATED;
 	decode_fixed(c, d);
 	if (c->leaf07_1.eax & CPUID07_1_EAX_LEAF23)
 		decode_leaf23(c, d);
 
-	d->gp_mask &= low_bits(ARCHPMU_MAX_GP_COUNTERS);
-	d->fixed_mask &= low_bits(ARCHPMU_MAX_FIXED_COUNTERS);
+	d->gp_mask &= archpmu_width_mask(ARCHPMU_MAX_GP_COUNTERS);
+	d->fixed_mask &= archpmu_width_mask(ARCHPMU_MAX_FIXED_COUNTERS);
 	d->nr_gp = hweight64(d->gp_mask);
 	d->nr_fixed = hweight64(d->fixed_mask);
 	/* Parts that report no fixed width (Conroe) count at the GP width. */
@@ -173,132 +168,21 @@ bool archpmu_desc_equal(const struct archpmu_pmu_desc *a,
 	       a->perf_capabilities == b->perf_capabilities;
 }
 
-bool archpmu_anythread_allowed(const struct archpmu_pmu_desc *d)
-{
-	return d->version >= 3 &&
-	       !(d->flags & ARCHPMU_PMU_ANYTHREAD_DEPRECATED);
-}
+/* --- the architectural event tables (uapi/archpmu.h) --- */
 
-u64 archpmu_width_mask(u32 width)
-{
-	return low_bits(width);
-}
-
-u64 archpmu_evtsel_valid_bits(const struct archpmu_pmu_desc *d)
-{
-	u64 valid = GENMASK_ULL(31, 0) & ~ARCHPMU_EVTSEL_ANY;
-
-	if (archpmu_anythread_allowed(d))
-		valid |= ARCHPMU_EVTSEL_ANY;
-	if (d->flags & ARCHPMU_PMU_UMASK2)
-		valid |= ARCHPMU_EVTSEL_UMASK2;
-	if (d->flags & ARCHPMU_PMU_EQ)
-		valid |= ARCHPMU_EVTSEL_EQ;
-	return valid;
-}
-
-u64 archpmu_fixed_ctrl_valid_bits(const struct archpmu_pmu_desc *d)
-{
-	u64 nibble = ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR | ARCHPMU_FIXED_PMI;
-	u64 valid = 0;
-	u32 j;
-
-	if (archpmu_anythread_allowed(d))
-		nibble |= ARCHPMU_FIXED_ANY;
-	for (j = 0; j < ARCHPMU_MAX_FIXED_COUNTERS; j++)
-		if (d->fixed_mask & BIT_ULL(j))
-			valid |= nibble << ARCHPMU_FIXED_SHIFT(j);
-	return valid;
-}
-
-u64 archpmu_global_ctrl_valid_bits(const struct archpmu_pmu_desc *d)
-{
-	u64 valid = d->gp_mask | d->fixed_mask << ARCHPMU_GLOBAL_FIXED_SHIFT;
-
-	if (d->flags & ARCHPMU_PMU_PERF_METRICS)
-		valid |= ARCHPMU_GLOBAL_PERF_METRICS;
-	return valid;
-}
-
-u64 archpmu_global_status_valid_bits(const struct archpmu_pmu_desc *d)
-{
-	u64 valid = archpmu_global_ctrl_valid_bits(d);
-
-	if (d->version >= 2)
-		valid |= ARCHPMU_STATUS_OVF_BUF | ARCHPMU_STATUS_COND_CHGD;
-	if (d->version >= 3)
-		valid |= ARCHPMU_STATUS_OVF_UNCORE;
-	if (d->version >= 4)
-		valid |= ARCHPMU_STATUS_LBR_FRZ | ARCHPMU_STATUS_CTR_FRZ;
-	return valid;
-}
-
-static bool in_block(u32 msr, u32 base, u32 count)
-{
-	return msr >= base && msr < base + count;
-}
-
-bool archpmu_msr_writable(u32 msr)
-{
-	return in_block(msr, ARCHPMU_MSR_PMC0, ARCHPMU_LEGACY_GP) ||
-	       in_block(msr, ARCHPMU_MSR_PERFEVTSEL0, ARCHPMU_LEGACY_GP) ||
-	       in_block(msr, ARCHPMU_MSR_A_PMC0, ARCHPMU_LEGACY_GP) ||
-	       in_block(msr, ARCHPMU_MSR_FIXED_CTR0, ARCHPMU_LEGACY_FIXED) ||
-	       msr == ARCHPMU_MSR_PERF_METRICS ||
-	       in_block(msr, ARCHPMU_MSR_FIXED_CTR_CTRL,
-			ARCHPMU_MSR_GLOBAL_INUSE - ARCHPMU_MSR_FIXED_CTR_CTRL + 1);
-}
-
-/* --- the architectural event table (uapi/archpmu.h) --- */
-
-#define EVENT_CODE(config)	((u32)((config) & 0xffff))
 #define EVENT_CODE_OF(ev, umask)	((ev) | (umask) << 8)
 
-/* Event select | umask << 8 of each architectural event, by CPUID bit. */
-static const u32 arch_event_codes[] = {
+const u32 archpmu_arch_event_codes[] = {
 #define ARCH_CODE(bit, name, ev, umask)	EVENT_CODE_OF(ev, umask),
 	ARCHPMU_ARCH_EVENT_TABLE(ARCH_CODE)
 #undef ARCH_CODE
 };
 
-static const u32 fixed_event_codes[] = {
+const u32 archpmu_fixed_event_codes[] = {
 #define FIXED_CODE(j, ev, umask)	EVENT_CODE_OF(ev, umask),
 	ARCHPMU_FIXED_EVENT_TABLE(FIXED_CODE)
 #undef FIXED_CODE
 };
 
-static_assert(ARRAY_SIZE(arch_event_codes) == ARCHPMU_NR_ARCH_EVENTS);
-static_assert(ARRAY_SIZE(fixed_event_codes) == ARCHPMU_LEGACY_FIXED);
-
-/* Fixed counters whose architectural encodings get events placed on them. */
-#define AUTO_PLACED_FIXED	4
-
-u32 archpmu_fixed_event_code(u32 j)
-{
-	return j < ARCHPMU_LEGACY_FIXED ? fixed_event_codes[j] : 0;
-}
-
-int archpmu_arch_event_of(u64 config)
-{
-	int i;
-
-	for (i = 0; i < ARCHPMU_NR_ARCH_EVENTS; i++)
-		if (arch_event_codes[i] == EVENT_CODE(config))
-			return i;
-	return -1;
-}
-
-int archpmu_fixed_counter_of(u64 config)
-{
-	u32 code = EVENT_CODE(config);
-	u32 j;
-
-	/* Event 00H with umask j+1 is fixed counter j's own encoding. */
-	if (!(code & 0xff) && (code >> 8) >= 1 &&
-	    (code >> 8) <= ARCHPMU_MAX_FIXED_COUNTERS)
-		return (code >> 8) - 1;
-	for (j = 0; j < AUTO_PLACED_FIXED; j++)
-		if (fixed_event_codes[j] == code)
-			return j;
-	return -1;
-}
+static_assert(ARRAY_SIZE(archpmu_arch_event_codes) == ARCHPMU_NR_ARCH_EVENTS);
+static_assert(ARRAY_SIZE(archpmu_fixed_event_codes) == ARCHPMU_LEGACY_FIXED);

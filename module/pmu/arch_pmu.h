@@ -128,29 +128,138 @@ void archpmu_desc_set_perf_caps(struct archpmu_pmu_desc *d, u64 caps);
 bool archpmu_desc_equal(const struct archpmu_pmu_desc *a,
 			const struct archpmu_pmu_desc *b);
 
-bool archpmu_anythread_allowed(const struct archpmu_pmu_desc *d);
-u64 archpmu_width_mask(u32 width);
-u64 archpmu_evtsel_valid_bits(const struct archpmu_pmu_desc *d);
-u64 archpmu_fixed_ctrl_valid_bits(const struct archpmu_pmu_desc *d);
-u64 archpmu_global_ctrl_valid_bits(const struct archpmu_pmu_desc *d);
-u64 archpmu_global_status_valid_bits(const struct archpmu_pmu_desc *d);
+/*
+ * The lookups below run on every open, program and MSR access: inline, so
+ * that planning does not call back into this file for each of them.
+ */
+static inline bool archpmu_anythread_allowed(const struct archpmu_pmu_desc *d)
+{
+	return d->version >= 3 &&
+	       !(d->flags & ARCHPMU_PMU_ANYTHREAD_DEPRECATED);
+}
 
-/* The architectural event (bit of CPUID.0AH:EBX) that config encodes, or -1. */
-int archpmu_arch_event_of(u64 config);
+static inline u64 archpmu_width_mask(u32 width)
+{
+	return width >= 64 ? ~0ULL : (1ULL << width) - 1;
+}
+
+static inline u64 archpmu_evtsel_valid_bits(const struct archpmu_pmu_desc *d)
+{
+	u64 valid = GENMASK_ULL(31, 0) & ~ARCHPMU_EVTSEL_ANY;
+
+	if (archpmu_anythread_allowed(d))
+		valid |= ARCHPMU_EVTSEL_ANY;
+	if (d->flags & ARCHPMU_PMU_UMASK2)
+		valid |= ARCHPMU_EVTSEL_UMASK2;
+	if (d->flags & ARCHPMU_PMU_EQ)
+		valid |= ARCHPMU_EVTSEL_EQ;
+	return valid;
+}
+
+static inline u64 archpmu_fixed_ctrl_valid_bits(const struct archpmu_pmu_desc *d)
+{
+	u64 nibble = ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR | ARCHPMU_FIXED_PMI;
+	u64 valid = 0;
+	u32 j;
+
+	if (archpmu_anythread_allowed(d))
+		nibble |= ARCHPMU_FIXED_ANY;
+	for (j = 0; j < ARCHPMU_MAX_FIXED_COUNTERS; j++)
+		if (d->fixed_mask & BIT_ULL(j))
+			valid |= nibble << ARCHPMU_FIXED_SHIFT(j);
+	return valid;
+}
+
+static inline u64 archpmu_global_ctrl_valid_bits(const struct archpmu_pmu_desc *d)
+{
+	u64 valid = d->gp_mask | d->fixed_mask << ARCHPMU_GLOBAL_FIXED_SHIFT;
+
+	if (d->flags & ARCHPMU_PMU_PERF_METRICS)
+		valid |= ARCHPMU_GLOBAL_PERF_METRICS;
+	return valid;
+}
+
+static inline u64 archpmu_global_status_valid_bits(const struct archpmu_pmu_desc *d)
+{
+	u64 valid = archpmu_global_ctrl_valid_bits(d);
+
+	if (d->version >= 2)
+		valid |= ARCHPMU_STATUS_OVF_BUF | ARCHPMU_STATUS_COND_CHGD;
+	if (d->version >= 3)
+		valid |= ARCHPMU_STATUS_OVF_UNCORE;
+	if (d->version >= 4)
+		valid |= ARCHPMU_STATUS_LBR_FRZ | ARCHPMU_STATUS_CTR_FRZ;
+	return valid;
+}
+
+/* Event select | umask << 8 of each architectural event, by CPUID bit. */
+extern const u32 archpmu_arch_event_codes[ARCHPMU_NR_ARCH_EVENTS];
 /*
  * The event (event | umask << 8) fixed counter j counts: instructions,
  * cycles, reference cycles at the TSC rate, topdown slots, and on Atom the
  * topdown bad-speculation, frontend-bound and retiring events.
  */
-u32 archpmu_fixed_event_code(u32 j);
+extern const u32 archpmu_fixed_event_codes[ARCHPMU_LEGACY_FIXED];
+
+static inline u32 archpmu_event_code(u64 config)
+{
+	return config & 0xffff;
+}
+
+/* The architectural event (bit of CPUID.0AH:EBX) that config encodes, or -1. */
+static inline int archpmu_arch_event_of(u64 config)
+{
+	int i;
+
+	for (i = 0; i < ARCHPMU_NR_ARCH_EVENTS; i++)
+		if (archpmu_arch_event_codes[i] == archpmu_event_code(config))
+			return i;
+	return -1;
+}
+
+static inline u32 archpmu_fixed_event_code(u32 j)
+{
+	return j < ARCHPMU_LEGACY_FIXED ? archpmu_fixed_event_codes[j] : 0;
+}
+
+/* Fixed counters whose architectural encodings get events placed on them. */
+#define ARCHPMU_AUTO_PLACED_FIXED	4
+
 /*
  * The fixed counter that counts config's event, or -1: event 00H with umask
  * j+1 for any j, else the architectural encodings of fixed counters 0-3 (the
  * ones archpmu places events on by themselves).
  */
-int archpmu_fixed_counter_of(u64 config);
+static inline int archpmu_fixed_counter_of(u64 config)
+{
+	u32 code = archpmu_event_code(config);
+	u32 j;
+
+	/* Event 00H with umask j+1 is fixed counter j's own encoding. */
+	if (!(code & 0xff) && (code >> 8) >= 1 &&
+	    (code >> 8) <= ARCHPMU_MAX_FIXED_COUNTERS)
+		return (code >> 8) - 1;
+	for (j = 0; j < ARCHPMU_AUTO_PLACED_FIXED; j++)
+		if (archpmu_fixed_event_codes[j] == code)
+			return j;
+	return -1;
+}
+
+static inline bool archpmu_msr_in_block(u32 msr, u32 base, u32 count)
+{
+	return msr >= base && msr < base + count;
+}
 
 /* The only MSRs archpmu ever writes. */
-bool archpmu_msr_writable(u32 msr);
+static inline bool archpmu_msr_writable(u32 msr)
+{
+	return archpmu_msr_in_block(msr, ARCHPMU_MSR_PMC0, ARCHPMU_LEGACY_GP) ||
+	       archpmu_msr_in_block(msr, ARCHPMU_MSR_PERFEVTSEL0, ARCHPMU_LEGACY_GP) ||
+	       archpmu_msr_in_block(msr, ARCHPMU_MSR_A_PMC0, ARCHPMU_LEGACY_GP) ||
+	       archpmu_msr_in_block(msr, ARCHPMU_MSR_FIXED_CTR0, ARCHPMU_LEGACY_FIXED) ||
+	       msr == ARCHPMU_MSR_PERF_METRICS ||
+	       archpmu_msr_in_block(msr, ARCHPMU_MSR_FIXED_CTR_CTRL,
+				    ARCHPMU_MSR_GLOBAL_INUSE - ARCHPMU_MSR_FIXED_CTR_CTRL + 1);
+}
 
 #endif /* ARCHPMU_ARCH_PMU_H */

@@ -16,18 +16,6 @@
 /* The backend in use, chosen once at load (main.c). */
 const struct archpmu_backend *archpmu_backend;
 
-int archpmu_rdmsr_local(u32 msr, u64 *val)
-{
-	return archpmu_backend->msr_read(msr, val);
-}
-
-int archpmu_wrmsr_local(u32 msr, u64 val)
-{
-	if (!archpmu_msr_writable(msr))
-		return -EACCES;
-	return archpmu_backend->msr_write(msr, val);
-}
-
 static int exec_op(struct archpmu_msr_op *op)
 {
 	u64 old;
@@ -160,10 +148,18 @@ int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b)
 	return b->err;
 }
 
+/* The batch of a CPU in r->mask; NULL (a bug) for any other. */
+static struct archpmu_batch *round_batch(const struct archpmu_round *r, unsigned int cpu)
+{
+	if (WARN_ON_ONCE(!cpumask_test_cpu(cpu, r->cpus)))
+		return NULL;
+	return (void *)r->first + bitmap_weight(cpumask_bits(r->cpus), cpu) * r->stride;
+}
+
 static void round_exec(void *info)
 {
 	struct archpmu_round *r = info;
-	struct archpmu_batch *b = r->batch_of(r, smp_processor_id());
+	struct archpmu_batch *b = round_batch(r, smp_processor_id());
 
 	if (b)
 		batch_exec(b);
@@ -176,7 +172,7 @@ int archpmu_round_run(struct archpmu_round *r)
 
 	if (READ_ONCE(archpmu_cross_call_mode) != ARCHPMU_CROSS_CALL_PARALLEL) {
 		for_each_cpu(cpu, r->mask) {
-			struct archpmu_batch *b = r->batch_of(r, cpu);
+			struct archpmu_batch *b = round_batch(r, cpu);
 
 			err = b ? archpmu_batch_run(cpu, b) : -EINVAL;
 			if (!ret)
@@ -186,7 +182,7 @@ int archpmu_round_run(struct archpmu_round *r)
 	}
 	/* A CPU the round does not reach keeps this error. */
 	for_each_cpu(cpu, r->mask) {
-		struct archpmu_batch *b = r->batch_of(r, cpu);
+		struct archpmu_batch *b = round_batch(r, cpu);
 
 		if (!b)
 			return -EINVAL;
@@ -199,72 +195,9 @@ int archpmu_round_run(struct archpmu_round *r)
 	atomic64_inc(&archpmu_cross_call_rounds);
 	on_each_cpu_mask(r->mask, round_exec, r, true);
 	for_each_cpu(cpu, r->mask) {
-		err = r->batch_of(r, cpu)->err;
+		err = round_batch(r, cpu)->err;
 		if (!ret)
 			ret = err;
 	}
 	return ret;
-}
-
-void archpmu_batch_init(struct archpmu_batch *b, archpmu_batch_hook before,
-			archpmu_batch_hook after, void *arg)
-{
-	b->nr = 0;
-	b->best_effort = false;
-	b->indivisible = false;
-	b->before = before;
-	b->after = after;
-	b->arg = arg;
-	b->done = 0;
-	b->err = 0;
-}
-
-static struct archpmu_msr_op *add_op(struct archpmu_batch *b, u32 kind, u32 msr)
-{
-	struct archpmu_msr_op *op;
-
-	/* Every batch is sized by the counters it touches: a bug otherwise. */
-	if (WARN_ON_ONCE(b->nr >= ARCHPMU_BATCH_MAX))
-		return NULL;
-	op = &b->ops[b->nr++];
-	op->kind = kind;
-	op->msr = msr;
-	op->val = 0;
-	op->mask = 0;
-	op->dst = NULL;
-	return op;
-}
-
-void archpmu_batch_read(struct archpmu_batch *b, u32 msr, u64 *dst)
-{
-	struct archpmu_msr_op *op = add_op(b, ARCHPMU_MSR_READ, msr);
-
-	if (op)
-		op->dst = dst;
-}
-
-void archpmu_batch_write(struct archpmu_batch *b, u32 msr, u64 val)
-{
-	struct archpmu_msr_op *op = add_op(b, ARCHPMU_MSR_WRITE, msr);
-
-	if (op)
-		op->val = val;
-}
-
-void archpmu_batch_modify(struct archpmu_batch *b, u32 msr, u64 val, u64 mask)
-{
-	struct archpmu_msr_op *op = add_op(b, ARCHPMU_MSR_MODIFY, msr);
-
-	if (op) {
-		op->val = val;
-		op->mask = mask;
-	}
-}
-
-void archpmu_batch_ack(struct archpmu_batch *b, u64 mask)
-{
-	struct archpmu_msr_op *op = add_op(b, ARCHPMU_MSR_ACK, 0);
-
-	if (op)
-		op->mask = mask;
 }

@@ -8,15 +8,27 @@
 #define ARCHPMU_PMU_BATCH_H
 
 #include <linux/atomic.h>
+#include <linux/bug.h>
 #include <linux/types.h>
+
+#include "backend.h"
 
 /*
  * On the CPU they act on, interrupts disabled (or in NMI): no locks, no
  * allocation. A write outside the architectural PMU MSRs is -EACCES,
  * whatever the backend; a #GP is -EIO.
  */
-int archpmu_rdmsr_local(u32 msr, u64 *val);
-int archpmu_wrmsr_local(u32 msr, u64 val);
+static inline int archpmu_rdmsr_local(u32 msr, u64 *val)
+{
+	return archpmu_backend->msr_read(msr, val);
+}
+
+static inline int archpmu_wrmsr_local(u32 msr, u64 val)
+{
+	if (!archpmu_msr_writable(msr))
+		return -EACCES;
+	return archpmu_backend->msr_write(msr, val);
+}
 
 enum archpmu_msr_kind {
 	ARCHPMU_MSR_READ,	/* *dst = MSR */
@@ -52,13 +64,75 @@ struct archpmu_batch {
 	struct archpmu_msr_op ops[ARCHPMU_BATCH_MAX];
 };
 
+/*
+ * Building a batch: inline, since planning appends a few ops per counter
+ * and CPU.
+ */
+
 /* Empty @b and set its hooks. */
-void archpmu_batch_init(struct archpmu_batch *b, archpmu_batch_hook before,
-			archpmu_batch_hook after, void *arg);
-void archpmu_batch_read(struct archpmu_batch *b, u32 msr, u64 *dst);
-void archpmu_batch_write(struct archpmu_batch *b, u32 msr, u64 val);
-void archpmu_batch_modify(struct archpmu_batch *b, u32 msr, u64 val, u64 mask);
-void archpmu_batch_ack(struct archpmu_batch *b, u64 mask);
+static inline void archpmu_batch_init(struct archpmu_batch *b, archpmu_batch_hook before,
+				      archpmu_batch_hook after, void *arg)
+{
+	b->nr = 0;
+	b->best_effort = false;
+	b->indivisible = false;
+	b->before = before;
+	b->after = after;
+	b->arg = arg;
+	b->done = 0;
+	b->err = 0;
+}
+
+static inline struct archpmu_msr_op *archpmu_batch_add(struct archpmu_batch *b,
+						       u32 kind, u32 msr)
+{
+	struct archpmu_msr_op *op;
+
+	/* Every batch is sized by the counters it touches: a bug otherwise. */
+	if (WARN_ON_ONCE(b->nr >= ARCHPMU_BATCH_MAX))
+		return NULL;
+	op = &b->ops[b->nr++];
+	op->kind = kind;
+	op->msr = msr;
+	op->val = 0;
+	op->mask = 0;
+	op->dst = NULL;
+	return op;
+}
+
+static inline void archpmu_batch_read(struct archpmu_batch *b, u32 msr, u64 *dst)
+{
+	struct archpmu_msr_op *op = archpmu_batch_add(b, ARCHPMU_MSR_READ, msr);
+
+	if (op)
+		op->dst = dst;
+}
+
+static inline void archpmu_batch_write(struct archpmu_batch *b, u32 msr, u64 val)
+{
+	struct archpmu_msr_op *op = archpmu_batch_add(b, ARCHPMU_MSR_WRITE, msr);
+
+	if (op)
+		op->val = val;
+}
+
+static inline void archpmu_batch_modify(struct archpmu_batch *b, u32 msr, u64 val, u64 mask)
+{
+	struct archpmu_msr_op *op = archpmu_batch_add(b, ARCHPMU_MSR_MODIFY, msr);
+
+	if (op) {
+		op->val = val;
+		op->mask = mask;
+	}
+}
+
+static inline void archpmu_batch_ack(struct archpmu_batch *b, u64 mask)
+{
+	struct archpmu_msr_op *op = archpmu_batch_add(b, ARCHPMU_MSR_ACK, 0);
+
+	if (op)
+		op->mask = mask;
+}
 
 /*
  * Run @b on @cpu (which the caller keeps online). Stops at the first
@@ -67,15 +141,17 @@ void archpmu_batch_ack(struct archpmu_batch *b, u64 mask);
 int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b);
 
 /*
- * One operation on several CPUs: a batch for each CPU in @mask, found by
- * batch_of(), all run in one round of cross-calls (the local CPU runs its
- * own directly). The caller keeps the CPUs online and the batches alive.
+ * One operation on several CPUs: the batches of the CPUs in @mask, all run
+ * in one round of cross-calls (the local CPU runs its own directly). The
+ * caller has one batch per CPU of @cpus, in ascending CPU order, @stride
+ * bytes apart (each inside the caller's per-CPU struct), and keeps the CPUs
+ * online and the batches alive; @mask is a subset of @cpus.
  */
 struct archpmu_round {
 	struct cpumask *mask;
-	/* The batch of a CPU in mask; NULL (a bug) for any other. */
-	struct archpmu_batch *(*batch_of)(struct archpmu_round *r, unsigned int cpu);
-	void *arg;		/* for batch_of */
+	const struct cpumask *cpus;
+	struct archpmu_batch *first;
+	size_t stride;
 };
 
 /* 0, or the first error of the batches in CPU order (each batch has its own). */

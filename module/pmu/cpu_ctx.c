@@ -11,32 +11,6 @@ DEFINE_PER_CPU(struct archpmu_cpu_ctx, archpmu_cpu_ctx);
 /* Process-context readers of the contexts' enumeration fields (cpu_ctx.h). */
 DEFINE_MUTEX(archpmu_enum_lock);
 
-int archpmu_ctx_index(u32 counter)
-{
-	u32 idx = counter & 0xff;
-
-	if (counter & ~(ARCHPMU_COUNTER_FIXED | 0xff))
-		return -1;
-	if (counter & ARCHPMU_COUNTER_FIXED)
-		return idx < ARCHPMU_LEGACY_FIXED ? ARCHPMU_LEGACY_GP + idx : -1;
-	return idx < ARCHPMU_LEGACY_GP ? idx : -1;
-}
-
-u32 archpmu_counter_msr(const struct archpmu_pmu_desc *d, u32 counter, bool write)
-{
-	if (counter & ARCHPMU_COUNTER_FIXED)
-		return ARCHPMU_MSR_FIXED_CTR0 + (counter & 0xff);
-	if (write && (d->flags & ARCHPMU_PMU_FULL_WIDTH_WRITE))
-		return ARCHPMU_MSR_A_PMC0 + counter;
-	return ARCHPMU_MSR_PMC0 + counter;
-}
-
-u64 archpmu_counter_width_mask(const struct archpmu_pmu_desc *d, u32 counter)
-{
-	return archpmu_width_mask(counter & ARCHPMU_COUNTER_FIXED ? d->fixed_width :
-				  d->gp_width);
-}
-
 u64 archpmu_hw_event_update(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw)
 {
 	u64 mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);

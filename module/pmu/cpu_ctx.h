@@ -156,7 +156,16 @@ struct archpmu_pmu_ops {
 
 const struct archpmu_pmu_ops *archpmu_pmu_ops_for(const struct archpmu_pmu_desc *d);
 /* The IA32_FIXED_CTR_CTRL nibbles of the fixed counters in @used (busy-mask bits). */
-u64 archpmu_fixed_ctrl_mask(u64 used);
+static inline u64 archpmu_fixed_ctrl_mask(u64 used)
+{
+	u64 mask = 0;
+	u32 j;
+
+	for (j = 0; j < ARCHPMU_LEGACY_FIXED; j++)
+		if (used & BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + j))
+			mask |= 0xfULL << ARCHPMU_FIXED_SHIFT(j);
+	return mask;
+}
 
 struct archpmu_holder;
 
@@ -186,7 +195,16 @@ DECLARE_PER_CPU(struct archpmu_cpu_ctx, archpmu_cpu_ctx);
 extern struct mutex archpmu_enum_lock;
 
 /* The context index of a counter (ARCHPMU_COUNTER_* encoding), or -1. */
-int archpmu_ctx_index(u32 counter);
+static inline int archpmu_ctx_index(u32 counter)
+{
+	u32 idx = counter & 0xff;
+
+	if (counter & ~(ARCHPMU_COUNTER_FIXED | 0xff))
+		return -1;
+	if (counter & ARCHPMU_COUNTER_FIXED)
+		return idx < ARCHPMU_LEGACY_FIXED ? ARCHPMU_LEGACY_GP + idx : -1;
+	return idx < ARCHPMU_LEGACY_GP ? idx : -1;
+}
 
 /*
  * A change of the live view, applied by batch hooks on the CPU: the events
@@ -241,8 +259,23 @@ void archpmu_counters_resume_local(u64 running);
 int archpmu_global_ctrl_local(u64 set, u64 clear);
 
 /* A counter's MSR (for a write: IA32_A_PMCx where full-width writes exist). */
-u32 archpmu_counter_msr(const struct archpmu_pmu_desc *d, u32 counter, bool write);
-u64 archpmu_counter_width_mask(const struct archpmu_pmu_desc *d, u32 counter);
+static inline u32 archpmu_counter_msr(const struct archpmu_pmu_desc *d, u32 counter,
+				      bool write)
+{
+	if (counter & ARCHPMU_COUNTER_FIXED)
+		return ARCHPMU_MSR_FIXED_CTR0 + (counter & 0xff);
+	if (write && (d->flags & ARCHPMU_PMU_FULL_WIDTH_WRITE))
+		return ARCHPMU_MSR_A_PMC0 + counter;
+	return ARCHPMU_MSR_PMC0 + counter;
+}
+
+static inline u64 archpmu_counter_width_mask(const struct archpmu_pmu_desc *d,
+					     u32 counter)
+{
+	return archpmu_width_mask(counter & ARCHPMU_COUNTER_FIXED ? d->fixed_width :
+				  d->gp_width);
+}
+
 /*
  * On the event's CPU, in NMI or with interrupts disabled: fold the counter
  * into the event's total and return the total.

@@ -122,7 +122,8 @@ static int archpmu_cpu_offline(unsigned int cpu)
 	return 0;
 }
 
-int archpmu_enum_get(unsigned int cpu, struct archpmu_pmu_desc *desc)
+int archpmu_enum_get(unsigned int cpu, struct archpmu_pmu_desc *desc,
+		     const struct archpmu_pmu_ops **ops)
 {
 	int ret = -ENODEV;
 
@@ -131,6 +132,8 @@ int archpmu_enum_get(unsigned int cpu, struct archpmu_pmu_desc *desc)
 	mutex_lock(&archpmu_enum_lock);
 	if (per_cpu(archpmu_cpu_ctx, cpu).enumerated) {
 		*desc = per_cpu(archpmu_cpu_ctx, cpu).desc;
+		if (ops)
+			*ops = per_cpu(archpmu_cpu_ctx, cpu).ops;
 		ret = 0;
 	}
 	mutex_unlock(&archpmu_enum_lock);

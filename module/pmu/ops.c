@@ -51,17 +51,6 @@ static void v2_ack(struct archpmu_batch *b, u64 used)
 	archpmu_batch_ack(b, used);
 }
 
-u64 archpmu_fixed_ctrl_mask(u64 used)
-{
-	u64 mask = 0;
-	u32 j;
-
-	for (j = 0; j < ARCHPMU_LEGACY_FIXED; j++)
-		if (used & BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + j))
-			mask |= 0xfULL << ARCHPMU_FIXED_SHIFT(j);
-	return mask;
-}
-
 static void v2_restore_global(struct archpmu_batch *b,
 			      const struct archpmu_pmu_saved *sv, u64 used)
 {

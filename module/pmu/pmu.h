@@ -9,8 +9,12 @@
 
 int archpmu_enum_init(void);
 void archpmu_enum_exit(void);
-/* A copy of @cpu's description: -ENXIO out of range, -ENODEV not enumerated. */
-int archpmu_enum_get(unsigned int cpu, struct archpmu_pmu_desc *desc);
+/*
+ * A copy of @cpu's description and, if @ops, its version's ops: -ENXIO out
+ * of range, -ENODEV not enumerated.
+ */
+int archpmu_enum_get(unsigned int cpu, struct archpmu_pmu_desc *desc,
+		     const struct archpmu_pmu_ops **ops);
 unsigned int archpmu_enum_count(void);
 void archpmu_enum_print_summary(void);
 const char *archpmu_event_name(unsigned int event);

@@ -135,7 +135,7 @@ static int session_task_cpus(struct archpmu_session *s, struct archpmu_count_ope
 		struct archpmu_pmu_desc d;
 
 		/* One not enumerated is refused by the plan. */
-		if (!archpmu_enum_get(c->cpu, &d) && d.version < 2) {
+		if (!archpmu_enum_get(c->cpu, &d, NULL) && d.version < 2) {
 			out->bad_cpu = c->cpu;
 			return -EOPNOTSUPP;
 		}
@@ -144,30 +144,15 @@ static int session_task_cpus(struct archpmu_session *s, struct archpmu_count_ope
 	return 0;
 }
 
-/*
- * Check and program @s on every CPU, under the locks: one round reads what
- * every CPU holds, before anything is programmed; one round programs them
- * (started with ARCHPMU_COUNT_OPEN_START).
- */
+/* Check and program @s on every CPU, under the locks (started with ARCHPMU_COUNT_OPEN_START). */
 static int session_claim(struct archpmu_session *s, struct archpmu_count_open *cmd)
 {
-	struct archpmu_claims *cl = &s->cl;
 	bool start = cmd->flags & ARCHPMU_COUNT_OPEN_START;
-	struct archpmu_claim *bad = NULL;
 	int ret;
 
-	ret = archpmu_claims_save(cl, &bad);
-	if (ret == -EBUSY) {
-		cmd->busy_holder = ARCHPMU_HOLDER_AGENT;
-		cmd->bad_event = archpmu_claim_event_on(cl, bad, bad->agent_busy);
-		archpmu_claim_describe_agent(cl, bad);
-	}
-	if (!ret)
-		ret = archpmu_claims_program(cl, start, &bad);
-	if (ret) {
-		cmd->bad_cpu = bad->cpu;
+	ret = archpmu_claims_take(&s->cl, start, cmd);
+	if (ret)
 		return ret;
-	}
 	if (s->task)
 		archpmu_task_attach(s->task);
 	if (start)
@@ -190,8 +175,6 @@ static struct archpmu_session *session_alloc(u32 nr_events)
 	s->cl.holder = &s->holder;
 	s->cl.ev = s->ev;
 	s->cl.nr_events = nr_events;
-	archpmu_count_init(&s->count);
-	archpmu_mux_init(&s->mux);
 	init_waitqueue_head(&s->sample.wq);
 	return s;
 }
