@@ -326,7 +326,7 @@ int main()
             median_each_us(kRuns * 5, {
                                           [&] { counter.start(); },
                                           [&] { counter.stop(); },
-                                          [&] { sink += counter.result().get("instructions"); },
+                                          [&] { sink += counter.read().get("instructions"); },
                                       });
         const char* ops[] = {"start", "stop", "read"};
         double worst = 0;

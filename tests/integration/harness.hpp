@@ -64,6 +64,8 @@ CommandResult run_command(const std::string& command);
 void inject_events(unsigned cpu, uint32_t code, uint64_t count, bool user = true);
 // The same with ARCHPMU_INJECT_HERE: on the CPU the caller runs on, in its time slice.
 void inject_here(uint32_t code, uint64_t count, bool user = true);
+// How many times the program has called operator new so far (heap_count.cpp).
+uint64_t heap_allocations();
 
 // Every architectural PMU MSR of a CPU as the model holds it (absent ones as ~0).
 std::map<uint32_t, uint64_t> pmu_msr_snapshot(const archpmu::Device& dev, uint32_t cpu);

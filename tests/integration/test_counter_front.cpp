@@ -109,6 +109,38 @@ TEST_CASE("a thread Counter's start, stop and read on its CPU reach no other CPU
     unpin();
 }
 
+TEST_CASE("a Counter's start, stop and read allocate nothing once it has read",
+          "[counter-front][task]")
+{
+    // The benchmark's path: what costs a system call should cost no more
+    // than that, and a heap allocation is not free.
+    LoadedModule module(kExact);
+    pin_to(0);
+    archpmu::Counter c{"branches,instructions"};
+    c.start();
+    inject_here(kBranches, 10);
+    (void)c.read();
+    bool rising = true;
+    uint64_t last = 0;
+    const uint64_t before = heap_allocations();
+    for (int i = 0; i < 100; ++i) {
+        c.stop();
+        c.start();
+        inject_here(kBranches, 1);
+        const uint64_t n = c.read().get("branches");
+        rising = rising && n > last;
+        last = n;
+    }
+    const uint64_t after = heap_allocations();
+    c.stop();
+    unpin();
+    CHECK(after - before == 0);
+    CHECK(rising);
+    CHECK(c.read().get("branches") == 110);
+    CHECK(c.result().get("branches") == 110);
+    CHECK_FALSE(c.read().at("branches").multiplexed);
+}
+
 TEST_CASE("a thread Counter's count does not wrap over many short start-stop windows",
           "[counter-front][task]")
 {

@@ -79,3 +79,36 @@ TEST_CASE("a result is asked for by the name the event list gave", "[results]")
         CHECK_THAT(e.what(), Catch::Contains("'instructions'"));
     }
 }
+
+TEST_CASE("summarizing into a Results again starts afresh and keeps its storage", "[results]")
+{
+    const auto events = archpmu::parse_event_list("instructions,cycles");
+    archpmu::Snapshot first;
+    first.values = {row(0, 0, 100, 1000, 1000), row(0, 1, 50, 1000, 500)};
+    first.values[1].multiplexed = true;
+    first.values[1].incomplete = true;
+    archpmu::Results r;
+    archpmu::summarize(events, first, r);
+    REQUIRE(r.events[1].multiplexed);
+    const auto* rows = r.events[0].per_cpu.data();
+
+    // A second snapshot with nothing set: nothing of the first one stays.
+    archpmu::Snapshot second;
+    second.timestamp_ns = 7;
+    second.values = {row(0, 0, 3, 10, 10), row(0, 1, 4, 10, 10)};
+    archpmu::summarize(events, second, r);
+    CHECK(r.timestamp_ns == 7);
+    CHECK(r.events[0].value == 3);
+    CHECK(r.events[1].value == 4);
+    CHECK(r.events[1].time_running_ns == 10);
+    CHECK_FALSE(r.events[1].multiplexed);
+    CHECK_FALSE(r.events[1].incomplete);
+    CHECK(r.events[0].per_cpu.size() == 1);
+    CHECK(r.events[0].per_cpu.data() == rows);
+    CHECK(r.events[1].name == "cycles");
+
+    // Other events: the names follow.
+    archpmu::summarize(archpmu::parse_event_list("branches,cycles"), second, r);
+    CHECK(r.events[0].name == "branches");
+    CHECK(r.get("branches") == 3);
+}

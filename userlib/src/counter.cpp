@@ -25,13 +25,14 @@ SessionOptions counter_options(Counter::Scope scope, const std::string& device)
 
 Counter::Counter(std::string_view events, Scope scope, const std::string& device)
     : session_(events, counter_options(scope, device)),
-      owner_(scope == Scope::thread ? ::gettid() : 0)
+      owner_(scope == Scope::thread ? ::gettid() : 0),
+      owner_thread_(::pthread_self())
 {
 }
 
 void Counter::check_thread(const char* what) const
 {
-    if (owner_ && ::gettid() != owner_)
+    if (owner_ && !::pthread_equal(::pthread_self(), owner_thread_))
         throw Error(EINVAL, std::string("Counter::") + what + " on thread " +
                                 std::to_string(::gettid()) + ": this Counter counts thread " +
                                 std::to_string(owner_) +
@@ -49,6 +50,13 @@ void Counter::stop()
 {
     check_thread("stop");
     session_.stop();
+}
+
+const Results& Counter::read()
+{
+    session_.read(snapshot_);
+    summarize(session_.events(), snapshot_, results_);
+    return results_;
 }
 
 }  // namespace archpmu

@@ -12,12 +12,15 @@
 
 namespace archpmu {
 
-void detail::checked_ioctl(int fd, unsigned long request, void* arg, const std::string& what,
+void detail::checked_ioctl(int fd, unsigned long request, void* arg, std::string_view what,
                            const char* (*hint)(int err))
 {
     if (::ioctl(fd, request, arg) != 0) {
         const int err = errno;
-        throw Error(err, hint ? what + hint(err) : what);
+        std::string message(what);
+        if (hint)
+            message += hint(err);
+        throw Error(err, message);
     }
 }
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
-#include <string>
+#include <string_view>
 
 #include "archpmu/pmu.hpp"
 
@@ -23,8 +23,9 @@ T zeroed_cmd()
 }
 
 // ioctl(fd, request, arg), or throw archpmu::Error with `what` and, when
-// given, the hint for the errno.
-void checked_ioctl(int fd, unsigned long request, void* arg, const std::string& what,
+// given, the hint for the errno. A string is made only for the error: start,
+// stop and read call this on every use.
+void checked_ioctl(int fd, unsigned long request, void* arg, std::string_view what,
                    const char* (*hint)(int err) = nullptr);
 
 // ARCHPMU_IOC_CPU_INFO on the device file fd (Device::cpu_info's errors).

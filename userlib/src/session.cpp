@@ -63,16 +63,31 @@ std::uint64_t Results::get(std::string_view name) const
 Results summarize(const std::vector<EventSpec>& events, const Snapshot& snapshot)
 {
     Results out;
-    out.timestamp_ns = snapshot.timestamp_ns;
-    out.events.resize(events.size());
+    summarize(events, snapshot, out);
+    return out;
+}
+
+void summarize(const std::vector<EventSpec>& events, const Snapshot& snapshot, Results& into)
+{
+    into.timestamp_ns = snapshot.timestamp_ns;
+    into.events.resize(events.size());
     for (std::size_t e = 0; e < events.size(); ++e) {
-        out.events[e].name = events[e].name;
-        out.events[e].absent = true;
+        // Afresh, but keeping the name's and the rows' storage.
+        Result& r = into.events[e];
+        std::string name = std::move(r.name);
+        std::vector<CountValue> rows = std::move(r.per_cpu);
+        r = Result{};
+        if (name != events[e].name)
+            name = events[e].name;
+        r.name = std::move(name);
+        rows.clear();
+        r.per_cpu = std::move(rows);
+        r.absent = true;
     }
     for (const auto& v : snapshot.values) {
-        if (v.event >= out.events.size())
+        if (v.event >= into.events.size())
             continue;
-        Result& r = out.events[v.event];
+        Result& r = into.events[v.event];
         r.value += v.value;
         r.time_enabled_ns += v.time_enabled_ns;
         r.time_running_ns += v.time_running_ns;
@@ -82,9 +97,8 @@ Results summarize(const std::vector<EventSpec>& events, const Snapshot& snapshot
         r.incomplete = r.incomplete || v.incomplete;
         r.per_cpu.push_back(v);
     }
-    for (auto& r : out.events)
+    for (auto& r : into.events)
         r.absent = r.absent && !r.per_cpu.empty();
-    return out;
 }
 
 Session::Session(std::vector<EventSpec> events, const SessionOptions& options)
@@ -269,23 +283,32 @@ void Session::reset()
 
 Snapshot Session::read() const
 {
-    std::vector<archpmu_count_value> raw(static_cast<std::size_t>(cpu_count_) * events_.size());
+    Snapshot snap;
+    read(snap);
+    return snap;
+}
+
+void Session::read(Snapshot& into) const
+{
+    // The module's rows, converted below; per thread, so that a const Session
+    // can be read from several threads and a repeated read allocates nothing.
+    thread_local std::vector<archpmu_count_value> raw;
+    raw.resize(static_cast<std::size_t>(cpu_count_) * events_.size());
     auto cmd = detail::zeroed_cmd<archpmu_count_read>();
     cmd.nr_values = static_cast<std::uint32_t>(raw.size());
     cmd.values = reinterpret_cast<std::uintptr_t>(raw.data());
     detail::checked_ioctl(fd_.get(), ARCHPMU_IOC_COUNT_READ, &cmd, "ARCHPMU_IOC_COUNT_READ");
-    Snapshot snap;
-    snap.timestamp_ns = cmd.timestamp_ns;
-    snap.values.reserve(cmd.nr_values);
+    into.timestamp_ns = cmd.timestamp_ns;
+    into.values.clear();
+    into.values.reserve(cmd.nr_values);
     for (std::uint32_t i = 0; i < cmd.nr_values; ++i) {
         const auto& r = raw[i];
-        snap.values.push_back(CountValue{
+        into.values.push_back(CountValue{
             r.cpu, r.event, r.counter, (r.flags & ARCHPMU_VALUE_OFFLINE) != 0, r.value,
             r.time_enabled, r.time_running, (r.flags & ARCHPMU_VALUE_INCOMPLETE) != 0,
             (r.flags & ARCHPMU_VALUE_MULTIPLEXED) != 0, (r.flags & ARCHPMU_VALUE_CROWDED_OUT) != 0,
             (r.flags & ARCHPMU_VALUE_ABSENT) != 0});
     }
-    return snap;
 }
 
 }  // namespace archpmu

@@ -2,6 +2,7 @@
 // archpmu: count events around a region of one's own code.
 #pragma once
 
+#include <pthread.h>
 #include <sys/types.h>
 
 #include <string>
@@ -19,7 +20,7 @@ namespace archpmu {
 //     c.start();
 //     work();
 //     c.stop();
-//     std::uint64_t n = c.result().get("instructions");
+//     std::uint64_t n = c.read().get("instructions");
 //
 // Events that do not fit the counters at once take turns and are scaled, as
 // perf's are. A task session: it needs what the module asks for counting one's
@@ -41,6 +42,9 @@ public:
     void reset() { session_.reset(); }
     // Each event summed over the CPUs it ran on, scaled by Result::scaled().
     [[nodiscard]] Results result() const { return session_.results(); }
+    // The same, into the Counter's own Results (valid until the next read):
+    // after the first, a read allocates nothing.
+    const Results& read();
     [[nodiscard]] const Session& session() const noexcept { return session_; }
 
 private:
@@ -48,6 +52,10 @@ private:
 
     Session session_;
     pid_t owner_ = 0;  // Scope::thread: the thread counted; 0 for a process
+    // The same thread, compared without a system call on every start and stop.
+    pthread_t owner_thread_{};
+    Snapshot snapshot_;
+    Results results_;
 };
 
 }  // namespace archpmu

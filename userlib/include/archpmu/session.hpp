@@ -117,6 +117,8 @@ struct Results {
 
 // Sums a snapshot of `events` per event (Snapshot::values is CPU-major).
 Results summarize(const std::vector<EventSpec>& events, const Snapshot& snapshot);
+// The same into `into`, reusing its storage: once sized, it allocates nothing.
+void summarize(const std::vector<EventSpec>& events, const Snapshot& snapshot, Results& into);
 
 // Counters programmed on a set of CPUs, or following tasks (SessionOptions::task),
 // counting and, with rings, sampling. The session owns its file: a session file
@@ -134,6 +136,8 @@ public:
     void reset();
     // Every CPU's count of every event (CPU-major), with the module's flags.
     [[nodiscard]] Snapshot read() const;
+    // The same into `into`, reusing its storage: once sized, a read allocates nothing.
+    void read(Snapshot& into) const;
     // The same summed per event.
     [[nodiscard]] Results results() const { return summarize(events_, read()); }
 
