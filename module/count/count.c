@@ -32,6 +32,15 @@ static struct archpmu_count_cpu *count_cpu(const struct archpmu_count *ct,
 }
 
 /*
+ * A change of a task session's state is its gates closing (it stops; its
+ * gates open where its tasks run, archpmu_claims_gate_start()).
+ */
+static bool closes_gates(const struct archpmu_claims *cl, bool change)
+{
+	return change && cl->task_here;
+}
+
+/*
  * Add to @c's batch the ops that fold its counters; also start or stop them
  * first when @change (to enabled if @enable). The reads follow the state
  * change in the same cross-call.
@@ -42,6 +51,7 @@ static void build_read(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 	struct archpmu_count_cpu *cc = count_cpu(ct, c);
 	struct archpmu_claims *cl = ct->cl;
 	struct archpmu_batch *b = &c->batch;
+	bool close = closes_gates(cl, change);
 	unsigned int i;
 
 	/*
@@ -49,18 +59,22 @@ static void build_read(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 	 * they are folded on the CPU, against it (cpu_ctx.h); their overflow
 	 * bits are the handler's to clear.
 	 */
-	archpmu_batch_init(b, cl->task_here ? archpmu_claim_gate_fold_local : NULL,
+	archpmu_batch_init(b, close ? archpmu_claim_gate_close_local :
+			   cl->task_here ? archpmu_claim_gate_fold_local : NULL,
 			   !cl->sampling ? NULL :
 			   change ? archpmu_ctx_restart_local : archpmu_ctx_update_local,
 			   &c->change);
-	if (change)
+	if (change && !close)
 		archpmu_claim_add_enable(cl, c, enable);
 	for (i = 0; i < cl->nr_events && !cl->sampling; i++)
 		if (archpmu_claim_placed(c, i))
 			archpmu_batch_read(b, archpmu_claim_counter_msr(c, c->hw[i].counter, false),
 					   &cc->raw[i]);
-	/* For check_foreign(): every event's control register, as the PMU has it. */
-	for (i = 0; i < cl->nr_events; i++)
+	/*
+	 * For check_foreign(): every event's control register, as the PMU has
+	 * it; not where the gate closes, which has just written them.
+	 */
+	for (i = 0; i < cl->nr_events && !close; i++)
 		if (archpmu_claim_placed(c, i))
 			archpmu_batch_read(b, archpmu_claim_ctl_msr(c, i), &cc->ctl_seen[i]);
 	c->ops->ack(b, c->used & ~c->sampling);
@@ -115,12 +129,14 @@ static void check_foreign(struct archpmu_count *ct, struct archpmu_claim *c, boo
 	}
 }
 
-static void fold_claim(struct archpmu_count *ct, struct archpmu_claim *c, bool running)
+static void fold_claim(struct archpmu_count *ct, struct archpmu_claim *c, bool change,
+		       bool running)
 {
 	struct archpmu_claims *cl = ct->cl;
 	unsigned int i;
 
-	check_foreign(ct, c, running);
+	if (!closes_gates(cl, change))
+		check_foreign(ct, c, running);
 	if (c->batch.err || cl->sampling)
 		return;
 	for (i = 0; i < cl->nr_events; i++)
@@ -130,8 +146,9 @@ static void fold_claim(struct archpmu_count *ct, struct archpmu_claim *c, bool r
 }
 
 /*
- * Fold every programmed claim (changing its state first if @change), in one
- * round; @enable: the counters are (to be) started. @here (a task session
+ * Fold every programmed claim (changing its state first if @change: for a
+ * task session, only to stopped), in one round; @enable: the counters are
+ * (to be) started. @here (a task session
  * whose only task is the caller, see archpmu_claims_gate_start()): only the
  * claims whose gate opened since their last fold, which for a caller that
  * stayed on its CPU is that CPU's alone.
@@ -143,8 +160,11 @@ static int claims_read(struct archpmu_count *ct, bool change, bool enable, bool 
 	int ret;
 
 	lockdep_assert_held(&archpmu_own_lock);
-	/* Between suspend and resume the PMU has lost what we programmed. */
-	if (cl->suspended && !change)
+	/*
+	 * Between suspend and resume the PMU has lost what we programmed, and a
+	 * task session's gates are shut (session/hotplug.c).
+	 */
+	if (cl->suspended && (!change || cl->task_here))
 		return 0;
 	archpmu_claims_round_begin(cl);
 	for (i = 0; i < cl->nr_cpus; i++) {
@@ -158,7 +178,7 @@ static int claims_read(struct archpmu_count *ct, bool change, bool enable, bool 
 	ret = archpmu_claims_round_run(cl);
 	for (i = 0; i < cl->nr_cpus; i++)
 		if (cpumask_test_cpu(cl->cpus[i].cpu, cl->mask))
-			fold_claim(ct, &cl->cpus[i], enable);
+			fold_claim(ct, &cl->cpus[i], change, enable);
 	return ret;
 }
 
@@ -173,7 +193,7 @@ static int claim_read(struct archpmu_count *ct, struct archpmu_claim *c, bool ch
 		return 0;
 	build_read(ct, c, change, enable);
 	ret = archpmu_batch_run(c->cpu, &c->batch);
-	fold_claim(ct, c, enable);
+	fold_claim(ct, c, change, enable);
 	return ret;
 }
 
@@ -239,10 +259,12 @@ static void fold_work_fn(struct work_struct *work)
 
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
-	atomic64_inc(&archpmu_fold_rounds);
-	claims_read(ct, false, ct->running, false);
-	if (ct->running)
+	/* Stopped, the counters count nothing: the stop folded them. */
+	if (ct->running) {
+		atomic64_inc(&archpmu_fold_rounds);
+		claims_read(ct, false, true, false);
 		schedule_delayed_work(&ct->fold_work, ct->fold_period);
+	}
 	mutex_unlock(&archpmu_own_lock);
 	cpus_read_unlock();
 }
@@ -300,17 +322,21 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd, bool here)
 			break;
 		note = ARCHPMU_GENL_EVENT_SESSION_STOP;
 		if (cl->task_here)
-			ret = archpmu_claims_gate_stop(cl, here);
+			archpmu_claims_gate_stopping(cl);
 		/*
-		 * Folded, so that short runs between reads never wrap a counter
-		 * (it raises no PMI); here, only the claims that counted.
+		 * Stopped and folded in one cross-call per CPU, so that short
+		 * runs between reads never wrap a counter (it raises no PMI);
+		 * here, only the claims that counted.
 		 */
-		ret = claims_read(ct, !cl->task_here, false, here) ?: ret;
+		ret = claims_read(ct, true, false, here);
 		for (i = 0; i < cl->nr_cpus; i++)
 			times_stop(&cl->cpus[i], now);
+		/*
+		 * A fold still queued finds the session stopped; left queued,
+		 * a start soon after finds it pending, and neither a stop nor
+		 * a start pays for the timer.
+		 */
 		ct->running = false;
-		/* Not _sync: a fold already running waits for our lock. */
-		cancel_delayed_work(&ct->fold_work);
 		if (cl->placer)
 			cl->placer->stopped(cl);
 		break;

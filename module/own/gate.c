@@ -150,11 +150,10 @@ int archpmu_claims_gate_start(struct archpmu_claims *cl, bool here)
 	return here ? gate_sync_here(cl) : archpmu_claims_gate_sync(cl);
 }
 
-int archpmu_claims_gate_stop(struct archpmu_claims *cl, bool here)
+void archpmu_claims_gate_stopping(struct archpmu_claims *cl)
 {
 	lockdep_assert_held(&archpmu_own_lock);
 	xchg(&cl->task_state, ARCHPMU_TASK_STOPPED);
-	return here ? gate_sync_here(cl) : archpmu_claims_gate_sync(cl);
 }
 
 int archpmu_claim_gate_off(struct archpmu_claims *cl, struct archpmu_claim *c)
@@ -171,6 +170,14 @@ void archpmu_claim_gate_fold_local(struct archpmu_batch *b)
 	struct archpmu_claim *c = claim_of_batch(b);
 
 	WRITE_ONCE(c->task_ran, c->task_in);
+}
+
+void archpmu_claim_gate_close_local(struct archpmu_batch *b)
+{
+	struct archpmu_claim *c = claim_of_batch(b);
+
+	archpmu_claim_gate_local(c->claims, c, false);
+	archpmu_claim_gate_fold_local(b);
 }
 
 void archpmu_claim_task_zero_local(struct archpmu_batch *b)

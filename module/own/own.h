@@ -291,12 +291,17 @@ int archpmu_claims_gate_sync(struct archpmu_claims *cl);
 /*
  * Under archpmu_own_lock: the session starts counting (its tasks' counters
  * start where they run; with task_on_exec, from the first exec of one of
- * them) or stops. @here: the caller is the session's only task, so the gates
- * of every other CPU are shut and stay so: only the claim of the CPU it runs
- * on is synced, on that CPU, with no cross-call.
+ * them). @here: the caller is the session's only task, so the gates of every
+ * other CPU are shut and stay so: only the claim of the CPU it runs on is
+ * synced, on that CPU, with no cross-call.
  */
 int archpmu_claims_gate_start(struct archpmu_claims *cl, bool here);
-int archpmu_claims_gate_stop(struct archpmu_claims *cl, bool here);
+/*
+ * Under archpmu_own_lock: the session stops. From here no gate opens; the
+ * caller closes the open ones with archpmu_claim_gate_close_local(), in the
+ * batches that fold the counters (one cross-call per CPU).
+ */
+void archpmu_claims_gate_stopping(struct archpmu_claims *cl);
 /* Under archpmu_own_lock: stop @c's (its CPU goes down or suspends). */
 int archpmu_claim_gate_off(struct archpmu_claims *cl, struct archpmu_claim *c);
 /*
@@ -314,6 +319,8 @@ void archpmu_claim_gate_sync_local(struct archpmu_batch *b);
  * from here they change only while the gate is open (task_ran).
  */
 void archpmu_claim_gate_fold_local(struct archpmu_batch *b);
+/* The same as the session stops: the gate is closed first. */
+void archpmu_claim_gate_close_local(struct archpmu_batch *b);
 /* A batch hook on c->batch: zero the time the tasks ran on the claim's CPU. */
 void archpmu_claim_task_zero_local(struct archpmu_batch *b);
 /* The time the session's tasks ran on @c's CPU, up to @now (mono fast ns). */
