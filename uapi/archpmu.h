@@ -53,6 +53,7 @@
 #define ARCHPMU_CAP_ENABLE_ON_EXEC 0x800ULL /* ARCHPMU_TASK_ENABLE_ON_EXEC */
 #define ARCHPMU_CAP_MULTIPLEX	0x1000ULL /* ARCHPMU_COUNT_OPEN_MULTIPLEX, event groups */
 #define ARCHPMU_CAP_COUNTER_MASK 0x2000ULL /* ARCHPMU_EVENT_GP_MASK, cpu_info.cpuid_01_eax */
+#define ARCHPMU_CAP_UNPRIVILEGED 0x4000ULL /* archpmu_info.privilege (without CAP_PERFMON) */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -156,9 +157,23 @@ struct archpmu_info {
 	__u32 nr_cpus_enumerated; /* out: CPUs with enumeration data */
 	__u32 max_gp_counters;	/* out: GP counters the module can program per CPU */
 	__u32 max_fixed_counters; /* out: fixed counters the module can program per CPU */
-	__u32 __reserved0;	/* in and out: 0 */
+	/* out (ARCHPMU_CAP_UNPRIVILEGED): ARCHPMU_PRIVILEGE_*, what the caller may open */
+	__u32 privilege;
 	__u64 __reserved[4];	/* in and out: 0 */
 };
+
+/*
+ * What a caller may open: everything with CAP_PERFMON or CAP_SYS_ADMIN;
+ * otherwise what the module parameter unprivileged allows (perf's
+ * kernel.perf_event_paranoid): nothing, counting task sessions of tasks the
+ * caller may read with every event in user mode only (ARCHPMU_EVTSEL_USR
+ * without OS or AnyThread; the default), or everything. A session outside
+ * it is -EPERM (bad_event: the event refused for its mode, if any). The
+ * register read and the netlink events always need CAP_PERFMON.
+ */
+#define ARCHPMU_PRIVILEGE_NONE		0
+#define ARCHPMU_PRIVILEGE_OWN_USER	1
+#define ARCHPMU_PRIVILEGE_ALL		2
 
 /*
  * One logical CPU's PMU, as enumerated on that CPU. gp_mask and fixed_mask
@@ -201,7 +216,7 @@ struct archpmu_cpu_info {
  * reaches all of the session's CPUs in one round of cross-calls: opening
  * takes two (read every CPU's PMU, then program), one with
  * ARCHPMU_COUNT_OPEN_START, which opens the session started. Needs
- * CAP_PERFMON or CAP_SYS_ADMIN.
+ * CAP_PERFMON or CAP_SYS_ADMIN, or no more than archpmu_info.privilege says.
  *
  * The session is a file of its own (ARCHPMU_CAP_SESSION_FD): COUNT_OPEN
  * returns a new file descriptor (close-on-exec), and COUNT_START, STOP,
@@ -225,7 +240,9 @@ struct archpmu_cpu_info {
  * ARCHPMU_EVENT_PIN asks for exactly archpmu_event.counter.
  *
  * COUNT_OPEN errors, each its own cause:
- *   -EPERM       no CAP_PERFMON or CAP_SYS_ADMIN
+ *   -EPERM       no CAP_PERFMON or CAP_SYS_ADMIN, and the session is more
+ *                than archpmu_info.privilege allows (bad_event: an event
+ *                that counts kernel mode or AnyThread)
  *   -EMFILE      no free file descriptor
  *   -ENFILE      the system's limit of open files is reached
  *   -EINVAL      reserved, EN, INT or PC bits in config; unknown flags;
@@ -273,9 +290,10 @@ struct archpmu_cpu_info {
  * while the session was started. A CPU that is not in the session (offline
  * at the open, or left out of cpus) does not count the tasks.
  *
- * Privilege: CAP_PERFMON (or CAP_SYS_ADMIN), as for every session, and for
- * each task access of ptrace's "read" kind by the module's own rule (the
- * kernel's ptrace_may_access() is not available to modules), after ptrace's
+ * Privilege: CAP_PERFMON (or CAP_SYS_ADMIN), or without it what the module
+ * parameter unprivileged allows (ARCHPMU_PRIVILEGE_*), and for each task
+ * access of ptrace's "read" kind by the module's own rule (the kernel's
+ * ptrace_may_access() is not available to modules), after ptrace's
  * PTRACE_MODE_READ_REALCREDS: the task is in the caller's thread group; or
  * the caller's real uid equals the task's real, effective and saved uids,
  * likewise its real gid the task's gids, and the task is dumpable; or the
@@ -292,10 +310,10 @@ struct archpmu_cpu_info {
  * their next switch-in; a STOP and START after that exec start at once.
  * Children created faster than the module can follow them (it keeps a pool
  * of entries for them, grown from process context) are not counted, and
- * ARCHPMU_VALUE_INCOMPLETE in COUNT_READ says so. Without CAP_PERFMON nothing
- * is counted, not even the caller's own threads: perf_event_paranoid does
- * not apply, because archpmu programs the counters directly and AnyThread
- * or an edge/CMASK event on a shared core is not confined to the task.
+ * ARCHPMU_VALUE_INCOMPLETE in COUNT_READ says so. Without CAP_PERFMON, by
+ * default, a caller counts the tasks it may read in user mode only, as
+ * perf_event_paranoid 2 lets perf's users; AnyThread, which counts the
+ * sibling hardware thread too, stays CAP_PERFMON's.
  *
  * Extra COUNT_OPEN errors:
  *   -EINVAL      task_pid or task_flags without ARCHPMU_COUNT_OPEN_TASK;

@@ -23,7 +23,7 @@ u64 archpmu_capabilities(void)
 	u64 caps = ARCHPMU_CAP_INFO | ARCHPMU_CAP_CPU_INFO | ARCHPMU_CAP_COUNT |
 		   ARCHPMU_CAP_SESSION_FD | ARCHPMU_CAP_OPEN_START | ARCHPMU_CAP_SAMPLE |
 		   ARCHPMU_CAP_REGS | ARCHPMU_CAP_NETLINK | ARCHPMU_CAP_MULTIPLEX |
-		   ARCHPMU_CAP_COUNTER_MASK;
+		   ARCHPMU_CAP_COUNTER_MASK | ARCHPMU_CAP_UNPRIVILEGED;
 
 	if (IS_ENABLED(CONFIG_ARCHPMU_TEST) && archpmu_backend->id == ARCHPMU_BACKEND_MODEL)
 		caps |= ARCHPMU_CAP_MODEL_MSR | ARCHPMU_CAP_MODEL_INJECT;
@@ -49,8 +49,7 @@ static int archpmu_ioc_info(struct archpmu_ucmd *ucmd)
 {
 	struct archpmu_info *cmd = ucmd->cmd;
 
-	if (cmd->flags || cmd->__reserved0 ||
-	    !all_zero(cmd->__reserved, sizeof(cmd->__reserved)))
+	if (cmd->flags || !all_zero(cmd->__reserved, sizeof(cmd->__reserved)))
 		return -EINVAL;
 	cmd->abi_version = ARCHPMU_ABI_VERSION;
 	cmd->backend = archpmu_backend->id;
@@ -60,6 +59,7 @@ static int archpmu_ioc_info(struct archpmu_ucmd *ucmd)
 	cmd->nr_cpus_enumerated = archpmu_enum_count();
 	cmd->max_gp_counters = ARCHPMU_LEGACY_GP;
 	cmd->max_fixed_counters = ARCHPMU_LEGACY_FIXED;
+	cmd->privilege = archpmu_privilege();
 	return archpmu_ucmd_respond(ucmd, sizeof(*cmd));
 }
 

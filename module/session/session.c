@@ -195,7 +195,7 @@ static int session_create(struct archpmu_count_open *cmd, struct archpmu_session
 	cmd->bad_cpu = ~0U;
 	cmd->busy_holder = ARCHPMU_HOLDER_UNKNOWN;
 	cmd->busy_pid = 0;
-	if (!perfmon_capable())
+	if (archpmu_privilege() == ARCHPMU_PRIVILEGE_NONE)
 		return -EPERM;
 	if ((cmd->flags & ~(ARCHPMU_COUNT_OPEN_FD | ARCHPMU_COUNT_OPEN_START |
 			    ARCHPMU_COUNT_OPEN_TASK | ARCHPMU_COUNT_OPEN_MULTIPLEX)) ||
@@ -217,6 +217,9 @@ static int session_create(struct archpmu_count_open *cmd, struct archpmu_session
 	if (ret)
 		goto err_free;
 	ret = archpmu_sample_copy_in(cmd, s->specs, &sampling);
+	if (ret)
+		goto err_free;
+	ret = archpmu_session_permitted(cmd, s->ev, sampling, &cmd->bad_event);
 	if (ret)
 		goto err_free;
 	multiplex = cmd->flags & ARCHPMU_COUNT_OPEN_MULTIPLEX;

@@ -2,9 +2,11 @@
 #include "harness.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -334,6 +336,22 @@ void pin_to(unsigned cpu)
     REQUIRE(::sched_setaffinity(0, sizeof(set), &set) == 0);
     // sched_setaffinity() returns once the thread runs on an allowed CPU.
     REQUIRE(static_cast<unsigned>(::sched_getcpu()) == cpu);
+}
+
+bool become_nobody()
+{
+    return ::setgroups(0, nullptr) == 0 && ::setresgid(65534, 65534, 65534) == 0 &&
+           ::setresuid(65534, 65534, 65534) == 0;
+}
+
+OpenNode::OpenNode()
+{
+    REQUIRE(::chmod("/dev/archpmu", 0666) == 0);
+}
+
+OpenNode::~OpenNode()
+{
+    ::chmod("/dev/archpmu", 0600);
 }
 
 bool become_nobody_with_perfmon()

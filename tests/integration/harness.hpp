@@ -100,8 +100,18 @@ void pin_to(unsigned cpu);
 void unpin();
 
 // In a forked child of the (root) test process: become nobody (uid and gid
-// 65534), keeping CAP_PERFMON and no other capability.
+// 65534), keeping CAP_PERFMON and no other capability; or with none.
 bool become_nobody_with_perfmon();
+bool become_nobody();
+
+// /dev/archpmu readable and writable by all while it lives (as the archpmu
+// group's members have it with udev/99-archpmu.rules).
+struct OpenNode {
+    OpenNode();
+    ~OpenNode();
+    OpenNode(const OpenNode&) = delete;
+    OpenNode& operator=(const OpenNode&) = delete;
+};
 
 // A session's options on these CPUs (empty: every online CPU), multiplexed or
 // not, started with the open or not.

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 // archpmu::Counter, the library's front for counting one's own code, and the
 // per-event results every session gives.
+#include <sys/wait.h>
+#include <unistd.h>
 #include <catch2/catch.hpp>
+
 #include <cerrno>
 #include <chrono>
 #include <string>
@@ -176,6 +179,23 @@ TEST_CASE("a thread Counter starts and stops only on its own thread", "[counter-
     inject_here(kBranches, 9);
     c.stop();
     CHECK(c.result().get("branches") == 9);
+
+    // A fork's child is another thread too, though its pthread_t is the
+    // parent's (the check asks the kernel again after a fork).
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        try {
+            c.start();
+        } catch (const archpmu::Error& e) {
+            ::_exit(e.code().value() == EINVAL ? 0 : 101);
+        }
+        ::_exit(102);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("a process Counter counts every thread of the process", "[counter-front][task]")

@@ -83,14 +83,6 @@ int as_nobody(long limit_pages, int (*body)(int dev))
     return WEXITSTATUS(status);
 }
 
-// /dev/archpmu readable and writable by all while it lives.
-struct OpenNode {
-    OpenNode() { REQUIRE(::chmod("/dev/archpmu", 0666) == 0); }
-    ~OpenNode() { ::chmod("/dev/archpmu", 0600); }
-    OpenNode(const OpenNode&) = delete;
-    OpenNode& operator=(const OpenNode&) = delete;
-};
-
 constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
 
 // The value after `name` in a file of "key value" lines (/proc/vmstat,

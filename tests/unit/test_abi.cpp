@@ -19,6 +19,7 @@ TEST_CASE("ABI structs have fixed, 8-byte aligned layouts", "[abi]")
     STATIC_REQUIRE(offsetof(archpmu_info, flags) == 4);
     STATIC_REQUIRE(offsetof(archpmu_info, capabilities) == 16);
     STATIC_REQUIRE(offsetof(archpmu_info, max_fixed_counters) == 40);
+    STATIC_REQUIRE(offsetof(archpmu_info, privilege) == 44);
     STATIC_REQUIRE(offsetof(archpmu_info, __reserved) == 48);
 
     STATIC_REQUIRE(sizeof(archpmu_cpu_info) == 128);
@@ -76,6 +77,10 @@ TEST_CASE("capability, flag and event numbers are stable", "[abi]")
     CHECK(ARCHPMU_BACKEND_HW == 1);
     CHECK(ARCHPMU_BACKEND_MODEL == 2);
     CHECK(ARCHPMU_EVENT_LBR_INSERTS == 12);
+    CHECK(ARCHPMU_CAP_UNPRIVILEGED == 0x4000);
+    CHECK(ARCHPMU_PRIVILEGE_NONE == 0);
+    CHECK(ARCHPMU_PRIVILEGE_OWN_USER == 1);
+    CHECK(ARCHPMU_PRIVILEGE_ALL == 2);
     CHECK(ARCHPMU_NR_ARCH_EVENTS == 13);
 }
 

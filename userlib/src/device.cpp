@@ -99,6 +99,11 @@ Info Device::info() const
     out.nr_cpus_enumerated = cmd.nr_cpus_enumerated;
     out.max_gp_counters = cmd.max_gp_counters;
     out.max_fixed_counters = cmd.max_fixed_counters;
+    // Modules before ARCHPMU_CAP_UNPRIVILEGED asked CAP_PERFMON for everything.
+    if (cmd.capabilities & ARCHPMU_CAP_UNPRIVILEGED)
+        out.privilege = cmd.privilege == ARCHPMU_PRIVILEGE_NONE       ? Privilege::none
+                        : cmd.privilege == ARCHPMU_PRIVILEGE_OWN_USER ? Privilege::own_user
+                                                                      : Privilege::all;
     return out;
 }
 

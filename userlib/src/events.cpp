@@ -441,6 +441,17 @@ std::vector<EventSpec> parse_event_list(std::string_view text)
     }
 }
 
+std::vector<EventSpec> user_mode_only(std::vector<EventSpec> events)
+{
+    for (auto& e : events) {
+        if (e.config & (ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_OS))
+            continue;
+        e.config |= ARCHPMU_EVTSEL_USR;
+        e.name += ":u";
+    }
+    return events;
+}
+
 std::string counter_name(std::uint32_t counter)
 {
     if (counter == ARCHPMU_NO_COUNTER)

@@ -67,6 +67,19 @@ std::string_view to_string(CoreType type)
     return "unknown";
 }
 
+std::string_view to_string(Privilege privilege)
+{
+    switch (privilege) {
+        case Privilege::none:
+            return "off";
+        case Privilege::own_user:
+            return "own-user";
+        case Privilege::all:
+            break;
+    }
+    return "all";
+}
+
 std::string_view arch_event_name(unsigned bit)
 {
     return bit < kEventNames.size() ? kEventNames[bit] : std::string_view{};

@@ -105,8 +105,19 @@ std::string open_refusal(int err, const archpmu_count_open& cmd, const std::stri
     const std::string ev = "event '" + event + "'";
     switch (err) {
         case EPERM:
+            if (cmd.bad_event != ~0U)
+                return ev +
+                       " counts kernel mode or the sibling thread (AnyThread): without "
+                       "CAP_PERFMON archpmu counts one's own tasks in user mode only "
+                       "(add :u, or run as root)";
+            if (!(cmd.flags & ARCHPMU_COUNT_OPEN_TASK))
+                return "counting CPUs needs CAP_PERFMON or CAP_SYS_ADMIN (run as root, or grant "
+                       "cap_perfmon); without it, count your own program: archpmu stat -- PROG";
+            if (cmd.sample_events)
+                return "sampling needs CAP_PERFMON or CAP_SYS_ADMIN (run as root, or grant "
+                       "cap_perfmon)";
             return "counting needs CAP_PERFMON or CAP_SYS_ADMIN (run as root, or grant "
-                   "cap_perfmon)";
+                   "cap_perfmon): the module allows nothing more (its unprivileged=off)";
         case EINVAL:
             return ev + " has reserved or forbidden bits" + on +
                    ", or pins a counter another event pins too, or a CPU is listed twice, or "

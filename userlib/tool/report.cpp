@@ -117,6 +117,7 @@ std::string info_json(const Info& info, const std::vector<CpuInfo>& cpus, int in
     nlohmann::ordered_json doc;
     doc["abi_version"] = info.abi_version;
     doc["backend"] = std::string(to_string(info.backend));
+    doc["privilege"] = std::string(to_string(info.privilege));
     if (model.known())
         doc["cpu_model"] = {{"vendor", model.vendor},
                             {"family", model.family},
@@ -152,6 +153,11 @@ std::string info_table(const Info& info, const std::vector<CpuInfo>& cpus, const
         << cpus.size() << " CPU" << (cpus.size() == 1 ? "" : "s") << " enumerated\n";
     if (model.known())
         out << "processor: " << describe(model) << '\n';
+    if (info.privilege == Privilege::own_user)
+        out << "you may count your own programs in user mode (not CPUs, kernel mode or "
+               "samples: those need CAP_PERFMON)\n";
+    else if (info.privilege == Privilege::none)
+        out << "you may not count: sessions need CAP_PERFMON (the module's unprivileged=off)\n";
     out << '\n';
 
     const auto groups = group_by_pmu(cpus);

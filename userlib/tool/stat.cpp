@@ -150,6 +150,7 @@ struct RunOutcome {
 struct StatPlan {
     StatFormat format;
     bool on_exec = false;
+    std::vector<EventSpec> events;
 };
 
 StatPlan plan_of(const StatOptions& opts)
@@ -165,9 +166,12 @@ StatPlan plan_of(const StatOptions& opts)
     for (const auto& cpu : device.all_cpu_info())
         if (cpu.hybrid())
             fmt.core_types[cpu.cpu] = std::string(to_string(cpu.core_type));
+    const Info info = device.info();
     plan.on_exec = !opts.system_wide && !opts.command.empty() && opts.pids.empty() &&
-                   opts.tids.empty() &&
-                   (device.info().capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
+                   opts.tids.empty() && (info.capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
+    plan.events = info.privilege == Privilege::own_user && !opts.system_wide
+                      ? user_mode_only(opts.events)
+                      : opts.events;
     return plan;
 }
 
@@ -185,11 +189,11 @@ RunOutcome run_once(const StatOptions& opts, const StatPlan& plan, ReportSink& s
     const auto on_task = [&](const TaskScope& task) {
         SessionOptions o = so;
         o.task = task;
-        sessions.emplace_back(opts.events, o);
+        sessions.emplace_back(plan.events, o);
     };
     if (opts.system_wide) {
         so.cpus = opts.cpus;
-        sessions.emplace_back(opts.events, so);
+        sessions.emplace_back(plan.events, so);
     } else {
         // The command is counted from its exec on, with everything it starts;
         // with -p or -t it only says how long to count them, as in perf.

@@ -2,7 +2,6 @@
 // archpmu: count events around a region of one's own code.
 #pragma once
 
-#include <pthread.h>
 #include <sys/types.h>
 
 #include <string>
@@ -24,7 +23,10 @@ namespace archpmu {
 //
 // Events that do not fit the counters at once take turns and are scaled, as
 // perf's are. A task session: it needs what the module asks for counting one's
-// own threads (ARCHPMU_CAP_TASK). Move-only; every method throws archpmu::Error.
+// own threads (ARCHPMU_CAP_TASK); without CAP_PERFMON, where the module allows
+// it (Privilege::own_user), events that name no mode count user mode only, as
+// perf's do, and are named so ("instructions:u"). Move-only; every method
+// throws archpmu::Error.
 class Counter {
 public:
     enum class Scope {
@@ -43,7 +45,8 @@ public:
     // Each event summed over the CPUs it ran on, scaled by Result::scaled().
     [[nodiscard]] Results result() const { return session_.results(); }
     // The same, into the Counter's own Results (valid until the next read):
-    // after the first, a read allocates nothing.
+    // after the first, a read allocates nothing. Should it throw, the Results
+    // are left unspecified until a read succeeds.
     const Results& read();
     [[nodiscard]] const Session& session() const noexcept { return session_; }
 
@@ -52,8 +55,6 @@ private:
 
     Session session_;
     pid_t owner_ = 0;  // Scope::thread: the thread counted; 0 for a process
-    // The same thread, compared without a system call on every start and stop.
-    pthread_t owner_thread_{};
     Snapshot snapshot_;
     Results results_;
 };

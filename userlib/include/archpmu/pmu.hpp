@@ -13,10 +13,15 @@ namespace archpmu {
 
 enum class Backend { hw, model, unknown };
 enum class CoreType { none, atom, core, unknown };
+// What a caller may open (uapi ARCHPMU_PRIVILEGE_*): nothing, counting its own
+// tasks in user mode only, or everything (CAP_PERFMON).
+enum class Privilege { none, own_user, all };
 
 std::string_view to_string(Backend backend);
 // "core", "atom", or "none"/"unknown".
 std::string_view to_string(CoreType type);
+// "off", "own-user" or "all", as the module parameter unprivileged says them.
+std::string_view to_string(Privilege privilege);
 
 // Name of architectural event n (bit n of CPUID.0AH:EBX), e.g. "cycles";
 // empty for bits past the known events.
@@ -36,6 +41,9 @@ struct Info {
     std::uint32_t nr_cpus_enumerated = 0;
     std::uint32_t max_gp_counters = 0;
     std::uint32_t max_fixed_counters = 0;
+    // What the caller may open (ARCHPMU_PRIVILEGE_*): everything, or without
+    // CAP_PERFMON what the module's parameter unprivileged allows.
+    Privilege privilege = Privilege::all;
 };
 
 struct CpuInfo {
