@@ -167,7 +167,7 @@ struct archpmu_info {
  * otherwise what the module parameter unprivileged allows (perf's
  * kernel.perf_event_paranoid): nothing, counting task sessions of tasks the
  * caller may read with every event in user mode only (ARCHPMU_EVTSEL_USR
- * without OS or AnyThread; the default), or everything. A session outside
+ * without OS or AnyThread), or everything; by default nothing. A session outside
  * it is -EPERM (bad_event: the event refused for its mode, if any). The
  * register read and the netlink events always need CAP_PERFMON.
  */
@@ -310,10 +310,10 @@ struct archpmu_cpu_info {
  * their next switch-in; a STOP and START after that exec start at once.
  * Children created faster than the module can follow them (it keeps a pool
  * of entries for them, grown from process context) are not counted, and
- * ARCHPMU_VALUE_INCOMPLETE in COUNT_READ says so. Without CAP_PERFMON, by
- * default, a caller counts the tasks it may read in user mode only, as
- * perf_event_paranoid 2 lets perf's users; AnyThread, which counts the
- * sibling hardware thread too, stays CAP_PERFMON's.
+ * ARCHPMU_VALUE_INCOMPLETE in COUNT_READ says so. Without CAP_PERFMON, with
+ * the module parameter unprivileged=own-user, a caller counts the tasks it
+ * may read in user mode only, as perf_event_paranoid 2 lets perf's users;
+ * AnyThread, which counts the sibling hardware thread too, stays CAP_PERFMON's.
  *
  * Extra COUNT_OPEN errors:
  *   -EINVAL      task_pid or task_flags without ARCHPMU_COUNT_OPEN_TASK;

@@ -4,12 +4,15 @@
  * For everyone else who can open the device (udev/99-archpmu.rules gives it
  * to the archpmu group), the module parameter unprivileged decides, as perf's
  * kernel.perf_event_paranoid does for perf_event_open():
- *   off       nothing
+ *   off       nothing (the default: Debian's perf_event_paranoid 3)
  *   own-user  counting task sessions of tasks the caller may read (the task
  *             scope's ptrace-read rule, task/access.c), every event at CPL > 0
  *             only and without AnyThread (which counts the sibling hardware
- *             thread, another user's perhaps): perf's paranoid 2, the default
+ *             thread, another user's perhaps): perf's paranoid 2
  *   all       everything, as CAP_PERFMON (perf's -1)
+ * Not the default: unlike a perf event, a session holds its counters on
+ * every CPU for its whole life and keeps perf off the PMU (own/perf_share.c),
+ * so whoever may open one may keep others, root included, from counting.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -25,7 +28,7 @@ static const char *const policies[] = {
 	[ARCHPMU_PRIVILEGE_ALL] = "all",
 };
 
-static uint unprivileged = ARCHPMU_PRIVILEGE_OWN_USER;
+static uint unprivileged = ARCHPMU_PRIVILEGE_NONE;
 
 static int policy_set(const char *text, const struct kernel_param *kp)
 {
@@ -52,7 +55,7 @@ static const struct kernel_param_ops policy_ops = {
 
 module_param_cb(unprivileged, &policy_ops, &unprivileged, 0644);
 MODULE_PARM_DESC(unprivileged,
-		 "What callers without CAP_PERFMON may open: off, own-user (counting their own tasks in user mode; the default) or all");
+		 "What callers without CAP_PERFMON may open: off (the default), own-user (counting their own tasks in user mode) or all");
 
 u32 archpmu_privilege(void)
 {

@@ -161,7 +161,9 @@ static void probe_fork(void *data, struct task_struct *parent, struct task_struc
 	if (!READ_ONCE(probes_users))
 		return;
 	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)parent) {
-		if (e->task != parent || !(e->owner->flags & ARCHPMU_TASK_INHERIT))
+		/* One that left (a set-id exec) is not followed into its children. */
+		if (e->task != parent || READ_ONCE(e->dead) ||
+		    !(e->owner->flags & ARCHPMU_TASK_INHERIT))
 			continue;
 		raw_spin_lock_irqsave(&targets_lock, flags);
 		follow_child(e->owner, child);

@@ -79,19 +79,19 @@ constexpr uint32_t kTask = ARCHPMU_COUNT_OPEN_TASK;
 TEST_CASE("without CAP_PERFMON one counts one's own tasks, in user mode only",
           "[unprivileged][task]")
 {
-    LoadedModule module("backend=model");
+    LoadedModule module("backend=model unprivileged=own-user");
     const OpenNode open_node;
     const int status = as_plain_user([] {
         const archpmu::Device dev;
         if (dev.info().privilege != archpmu::Privilege::own_user)
             return 1;
-        // The front for one's own code: user mode implied, and named.
+        // The front for one's own code: user mode implied, the names as given.
         archpmu::Counter c{"instructions,cycles"};
         c.start();
         spin_for(50ms);
         c.stop();
         const archpmu::Results& r = c.read();
-        if (r.events[0].name != "instructions:u" || r.get("instructions:u") == 0)
+        if (r.events[0].name != "instructions" || r.get("instructions") == 0)
             return 2;
         if (open_one(kInstructions | ARCHPMU_EVTSEL_USR, kTask).err != 0)
             return 3;
@@ -144,28 +144,33 @@ TEST_CASE("the module parameter unprivileged sets what callers without CAP_PERFM
         });
     };
     CHECK(run("off", archpmu::Privilege::none, EPERM, EPERM) == 0);
+    CHECK(run("own-user", archpmu::Privilege::own_user, 0, EPERM) == 0);
     CHECK(run("all", archpmu::Privilege::all, 0, 0) == 0);
 
     LoadedModule module("backend=model");
-    CHECK(read_file("/sys/module/archpmu/parameters/unprivileged") == "own-user");
+    CHECK(read_file("/sys/module/archpmu/parameters/unprivileged") == "off");  // the default
     CHECK(run_command("echo sometimes > /sys/module/archpmu/parameters/unprivileged").status != 0);
     CHECK_THAT(run_command("dmesg | tail -n 5").out,
                Catch::Contains("unprivileged=sometimes: allowed off, own-user, all"));
-    write_file("/sys/module/archpmu/parameters/unprivileged", "off");
-    CHECK(read_file("/sys/module/archpmu/parameters/unprivileged") == "off");
+    write_file("/sys/module/archpmu/parameters/unprivileged", "own-user");
+    CHECK(read_file("/sys/module/archpmu/parameters/unprivileged") == "own-user");
 }
 
 TEST_CASE("stat without CAP_PERFMON counts the command in user mode, as perf does",
           "[unprivileged][tool]")
 {
-    LoadedModule module("backend=model");
+    LoadedModule module("backend=model unprivileged=own-user");
     const OpenNode open_node;
     const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
-    const auto own = run_command(as_nobody + ARCHPMU_TOOL + " stat -e instructions -x, -- " +
+    const auto own = run_command(as_nobody + ARCHPMU_TOOL +
+                                 " stat -e instructions,cycles:D,cpu/event=0xc4/ -x, -- " +
                                  ARCHPMU_SPIN + " user 0.05");
     CHECK(own.status == 0);
-    // perf's CSV: count, unit, event; counted in the command's user mode.
+    // perf's CSV: count, unit, event; counted in the command's user mode, and
+    // named as perf names them.
     CHECK_THAT(own.out, Catch::Matches("(.|\n)*\n?[1-9][0-9]*,,instructions:u,(.|\n)*"));
+    CHECK_THAT(own.out, Catch::Contains(",cycles:Du,"));
+    CHECK_THAT(own.out, Catch::Contains(",cpu/event=0xc4/u,"));
 
     const auto cpus = run_command(as_nobody + ARCHPMU_TOOL + " stat -a -e instructions:u -- true");
     CHECK(cpus.status != 0);

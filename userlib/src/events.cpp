@@ -447,7 +447,6 @@ std::vector<EventSpec> user_mode_only(std::vector<EventSpec> events)
         if (e.config & (ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_OS))
             continue;
         e.config |= ARCHPMU_EVTSEL_USR;
-        e.name += ":u";
     }
     return events;
 }

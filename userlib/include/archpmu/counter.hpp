@@ -25,8 +25,8 @@ namespace archpmu {
 // perf's are. A task session: it needs what the module asks for counting one's
 // own threads (ARCHPMU_CAP_TASK); without CAP_PERFMON, where the module allows
 // it (Privilege::own_user), events that name no mode count user mode only, as
-// perf's do, and are named so ("instructions:u"). Move-only; every method
-// throws archpmu::Error.
+// perf's do (their names stay as written). Move-only; every method throws
+// archpmu::Error.
 class Counter {
 public:
     enum class Scope {

@@ -57,7 +57,7 @@ std::vector<EventSpec> parse_event_list(std::string_view text);
 
 // As perf under perf_event_paranoid 2, for a caller who may count only its own
 // tasks' user mode (Privilege::own_user): the events that name no mode count
-// user mode only, and their names say so (":u" added).
+// user mode only. Names stay as written, so results are asked for by them.
 std::vector<EventSpec> user_mode_only(std::vector<EventSpec> events);
 
 // "gp3", "fixed0", or "-" for ARCHPMU_NO_COUNTER (multiplexed off the PMU).
