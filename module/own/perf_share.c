@@ -13,7 +13,8 @@
  *    around it, and while perf holds every one of them, every session is
  *    refused (plan.c). archpmu probes counters it does not mean to keep
  *    only for a privileged caller's GET_PMU_USAGE (archpmu_perf_held_gp()),
- *    so an unprivileged user cannot make a perf_event_open() fail.
+ *    so a probe cannot make a perf_event_open() fail; a session can, and
+ *    so unprivileged sessions are off by default (session/privilege.c).
  * archpmu's own sessions share its reservations, counted per counter.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
