@@ -192,9 +192,9 @@ u64 archpmu_claim_ctl_expected(const struct archpmu_claims *cl, const struct arc
 /* Claims are in ascending CPU order. No lock: cpus[] is fixed for the claims' life. */
 struct archpmu_claim *archpmu_claims_on_cpu(struct archpmu_claims *cl, unsigned int cpu)
 {
-	if (cpu >= nr_cpu_ids || !cpumask_test_cpu(cpu, cl->all))
-		return NULL;
-	return &cl->cpus[bitmap_weight(cpumask_bits(cl->all), cpu)];
+	int i = archpmu_cpu_index(cl->all, cpu);
+
+	return i < 0 ? NULL : &cl->cpus[i];
 }
 
 int archpmu_claims_init(struct archpmu_claims *cl)

@@ -151,9 +151,11 @@ int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b)
 /* The batch of a CPU in r->mask; NULL (a bug) for any other. */
 static struct archpmu_batch *round_batch(const struct archpmu_round *r, unsigned int cpu)
 {
-	if (WARN_ON_ONCE(!cpumask_test_cpu(cpu, r->cpus)))
+	int i = archpmu_cpu_index(r->cpus, cpu);
+
+	if (WARN_ON_ONCE(i < 0))
 		return NULL;
-	return (void *)r->first + bitmap_weight(cpumask_bits(r->cpus), cpu) * r->stride;
+	return (void *)r->first + i * r->stride;
 }
 
 static void round_exec(void *info)

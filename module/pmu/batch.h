@@ -9,6 +9,7 @@
 
 #include <linux/atomic.h>
 #include <linux/bug.h>
+#include <linux/cpumask.h>
 #include <linux/types.h>
 
 #include "backend.h"
@@ -147,6 +148,14 @@ int archpmu_batch_run(unsigned int cpu, struct archpmu_batch *b);
  * bytes apart (each inside the caller's per-CPU struct), and keeps the CPUs
  * online and the batches alive; @mask is a subset of @cpus.
  */
+/* The position of @cpu among the CPUs of @cpus, or -1 if it is not one of them. */
+static inline int archpmu_cpu_index(const struct cpumask *cpus, unsigned int cpu)
+{
+	if (cpu >= nr_cpu_ids || !cpumask_test_cpu(cpu, cpus))
+		return -1;
+	return bitmap_weight(cpumask_bits(cpus), cpu);
+}
+
 struct archpmu_round {
 	struct cpumask *mask;
 	const struct cpumask *cpus;

@@ -60,7 +60,7 @@ void Counter::check_thread(const char* what) const
 {
     if (owner_ && current_tid() != owner_)
         throw Error(EINVAL, std::string("Counter::") + what + " on thread " +
-                                std::to_string(::gettid()) + ": this Counter counts thread " +
+                                std::to_string(current_tid()) + ": this Counter counts thread " +
                                 std::to_string(owner_) +
                                 ", which made it (make one in each thread, or use "
                                 "Scope::process)");

@@ -77,8 +77,7 @@ void summarize(const std::vector<EventSpec>& events, const Snapshot& snapshot, R
         std::string name = std::move(r.name);
         std::vector<CountValue> rows = std::move(r.per_cpu);
         r = Result{};
-        if (name != events[e].name)
-            name = events[e].name;
+        name = events[e].name;  // into the storage it had
         r.name = std::move(name);
         rows.clear();
         r.per_cpu = std::move(rows);
