@@ -84,10 +84,11 @@ _archpmu()
 			-x --field-separator -o --output -r --repeat --duration -d --device"
 		;;
 	record)
-		opts="-e --event -c --count -F --freq -a --all-cpus -C --cpu -o --output
-			-m --mmap-pages --sample-read --duration -d --device -h --help"
-		with_value="-e --event -c --count -F --freq -C --cpu -o --output
-			-m --mmap-pages --duration -d --device"
+		opts="-e --event -c --count -F --freq -a --all-cpus -C --cpu -p --pid -t --tid
+			-o --output -g --call-graph -m --mmap-pages --sample-read --duration -d --device
+			-h --help"
+		with_value="-e --event -c --count -F --freq -C --cpu -p --pid -t --tid -o --output
+			--call-graph -m --mmap-pages --duration -d --device"
 		;;
 	*) return ;;
 	esac

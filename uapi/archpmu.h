@@ -54,6 +54,8 @@
 #define ARCHPMU_CAP_MULTIPLEX	0x1000ULL /* ARCHPMU_COUNT_OPEN_MULTIPLEX, event groups */
 #define ARCHPMU_CAP_COUNTER_MASK 0x2000ULL /* ARCHPMU_EVENT_GP_MASK, cpu_info.cpuid_01_eax */
 #define ARCHPMU_CAP_UNPRIVILEGED 0x4000ULL /* archpmu_info.privilege (without CAP_PERFMON) */
+#define ARCHPMU_CAP_TASK_SAMPLE	0x8000ULL /* sampling with ARCHPMU_COUNT_OPEN_TASK */
+#define ARCHPMU_CAP_CALLCHAIN	0x10000ULL /* ARCHPMU_SAMPLE_CALLCHAIN */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -311,9 +313,16 @@ struct archpmu_cpu_info {
  * Children created faster than the module can follow them (it keeps a pool
  * of entries for them, grown from process context) are not counted, and
  * ARCHPMU_VALUE_INCOMPLETE in COUNT_READ says so. Without CAP_PERFMON, with
- * the module parameter unprivileged=own-user, a caller counts the tasks it
- * may read in user mode only, as perf_event_paranoid 2 lets perf's users;
- * AnyThread, which counts the sibling hardware thread too, stays CAP_PERFMON's.
+ * the module parameter unprivileged=own-user, a caller counts and samples the
+ * tasks it may read in user mode only, as perf_event_paranoid 2 lets perf's
+ * users; AnyThread, which counts the sibling hardware thread too, stays
+ * CAP_PERFMON's.
+ *
+ * Sampling (capability ARCHPMU_CAP_TASK_SAMPLE): samples come only from the
+ * session's tasks, into the ring of the CPU they ran on, with their pid and
+ * tid. Each task keeps what is left of each sampling period as it leaves a
+ * CPU and goes on with it on the next (perf's per-task period_left); a new
+ * task starts a whole period.
  *
  * Extra COUNT_OPEN errors:
  *   -EINVAL      task_pid or task_flags without ARCHPMU_COUNT_OPEN_TASK;
@@ -322,8 +331,9 @@ struct archpmu_cpu_info {
  *                thread, or it (with ARCHPMU_TASK_PROCESS: its process) is
  *                exiting
  *   -EACCES      the caller may not read the task by the rule above
- *   -EOPNOTSUPP  task scope with a sampling event (not yet), or on a CPU
- *                whose PMU is version 1 (no IA32_PERF_GLOBAL_CTRL)
+ *   -EOPNOTSUPP  task scope on a CPU whose PMU is version 1 (no
+ *                IA32_PERF_GLOBAL_CTRL), or sampling by a module without
+ *                ARCHPMU_CAP_TASK_SAMPLE
  *
  * Groups and multiplexing (capability ARCHPMU_CAP_MULTIPLEX). An event with
  * ARCHPMU_EVENT_GROUP belongs to the group of the event before it; any other
@@ -492,7 +502,8 @@ struct archpmu_count_open {
  * copied into a perf.data file whose attributes have sample_id_all = 1,
  * read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID and sample_type =
  * IDENTIFIER | IP | TID | TIME | ID | CPU | PERIOD (| READ with
- * ARCHPMU_SAMPLE_READ). Each begins with struct perf_event_header
+ * ARCHPMU_SAMPLE_READ) (| CALLCHAIN with ARCHPMU_SAMPLE_CALLCHAIN). Each
+ * begins with struct perf_event_header
  * { __u32 type; __u16 misc; __u16 size; } and is 8-byte aligned:
  *
  *   ARCHPMU_RECORD_SAMPLE: u64 id; u64 ip; u32 pid, tid; u64 time (CLOCK_MONOTONIC
@@ -500,6 +511,17 @@ struct archpmu_count_open {
  *       u64 nr; { u64 value; u64 id; } [nr], every event of the session on
  *       this CPU in COUNT_OPEN order, 64-bit counts as COUNT_READ gives them.
  *       misc: ARCHPMU_RECORD_MISC_KERNEL or _USER, the interrupted mode.
+ *       An event counting in user mode only whose PMI came after its task
+ *       had entered the kernel (skid) samples where user mode left off.
+ *       With ARCHPMU_SAMPLE_CALLCHAIN (capability ARCHPMU_CAP_CALLCHAIN)
+ *       then u64 nr; u64 ips[nr]: perf's call chain, PERF_CONTEXT_KERNEL
+ *       and the kernel's frames (the sampled ip first, then the return
+ *       addresses the kernel's unwinder finds), then PERF_CONTEXT_USER and
+ *       the user frames (the ip where user mode left off, then the return
+ *       addresses along the frame pointers); sample_max_stack frames at
+ *       most (module parameter, default 127, perf's
+ *       kernel.perf_event_max_stack). A frame pointer that cannot be read
+ *       ends the chain.
  *   ARCHPMU_RECORD_LOST: u64 id; u64 lost; sample_id. Samples dropped
  *       because the ring was full, written as soon as there is room again.
  *   ARCHPMU_RECORD_THROTTLE, ARCHPMU_RECORD_UNTHROTTLE: u64 time; u64 id;
@@ -529,6 +551,7 @@ struct archpmu_count_open {
  * mapping, or a length or offset that is not one whole ring.
  */
 #define ARCHPMU_SAMPLE_READ	0x001U	/* sample_flags: samples carry every event's count */
+#define ARCHPMU_SAMPLE_CALLCHAIN 0x002U	/* sample_flags: samples carry their call chain */
 #define ARCHPMU_SAMPLE_FREQ	0x001U	/* archpmu_sample_event.flags: period is in Hz */
 
 #define ARCHPMU_RING_DEFAULT_PAGES	64

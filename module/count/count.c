@@ -80,12 +80,16 @@ static void build_read(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 	c->ops->ack(b, c->used & ~c->sampling);
 }
 
-/* The bits of a counter's control register that start and stop it. */
+/*
+ * The bits of a counter's control register that a task session's gate
+ * writes: EN, or a fixed counter's whole nibble (PMI and AnyThread too,
+ * which its closed gate clears with the enables).
+ */
 static u64 task_enables(u32 counter)
 {
 	if (!(counter & ARCHPMU_COUNTER_FIXED))
 		return ARCHPMU_EVTSEL_EN;
-	return (u64)(ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR) << ARCHPMU_FIXED_SHIFT(counter & 0xff);
+	return archpmu_fixed_ctrl_mask(archpmu_counter_bit(counter));
 }
 
 /*

@@ -59,7 +59,91 @@ static void gate_time(struct archpmu_claim *c, bool on)
 	raw_write_seqcount_end(&c->task_seq);
 }
 
-void archpmu_claim_gate_local(const struct archpmu_claims *cl, struct archpmu_claim *c, bool on)
+/*
+ * While its gate is closed a sampling claim's counters are hidden from the
+ * PMI handler (the context's sampling bits): an overflow still pending as the
+ * gate closes (its PMI not yet taken) is acked and stays in the period's
+ * remainder, to be sampled once a task of the session runs again, never in
+ * whichever task runs meanwhile. Its PMI, should it be on its way, is
+ * claimed by the grace of released_ns.
+ */
+static void gate_hide(const struct archpmu_claim *c)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+
+	if (!c->sampling)
+		return;
+	WRITE_ONCE(ctx->sampling, ctx->sampling & ~c->sampling);
+	WRITE_ONCE(ctx->released_ns, ktime_get_mono_fast_ns());
+	archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_OVF_CTRL, c->sampling);
+}
+
+static void gate_show(const struct archpmu_claim *c)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+
+	if (c->sampling)
+		WRITE_ONCE(ctx->sampling, ctx->sampling | c->sampling);
+}
+
+/*
+ * A sampling event's period follows its task from CPU to CPU, as the state
+ * of perf's per-task event does: saved as the gate closes, loaded before it
+ * opens on another CPU. The counters are stopped and hidden meanwhile, so no
+ * PMI handler touches them.
+ */
+static void gate_save_periods(const struct archpmu_claims *cl, struct archpmu_claim *c,
+			      struct archpmu_period_carry *carry)
+{
+	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	unsigned int e;
+
+	for (e = 0; e < cl->nr_events; e++) {
+		struct archpmu_hw_event *hw = &c->hw[e];
+
+		if (!hw->period || !archpmu_claim_placed(c, e))
+			continue;
+		archpmu_hw_event_update(ctx, hw);
+		carry[e].left = local64_read(&hw->period_left);
+		carry[e].period = hw->period;
+		carry[e].last_period = hw->last_period;
+	}
+}
+
+static void gate_load_periods(const struct archpmu_claims *cl, struct archpmu_claim *c,
+			      const struct archpmu_period_carry *carry)
+{
+	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	unsigned int e;
+
+	for (e = 0; e < cl->nr_events; e++) {
+		struct archpmu_hw_event *hw = &c->hw[e];
+		u64 mask, start;
+		s64 next;
+
+		if (!hw->period || !archpmu_claim_placed(c, e))
+			continue;
+		archpmu_hw_event_update(ctx, hw);
+		if (carry[e].left == ARCHPMU_PERIOD_UNSET) {
+			next = hw->period;	/* a task new to the session */
+		} else {
+			/* A frequency event's period is the task's estimate, not this CPU's. */
+			if (hw->freq)
+				WRITE_ONCE(hw->period, carry[e].period);
+			hw->last_period = carry[e].last_period;
+			/* <= 0: an overflow pending when it left, sampled at once here. */
+			next = clamp_t(s64, carry[e].left, 1, hw->period);
+		}
+		mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
+		start = archpmu_sampling_start(next, mask);
+		local64_set(&hw->period_left, next);
+		local64_set(&hw->prev, start);
+		archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
+	}
+}
+
+void archpmu_claim_gate_task_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
+				   bool on, struct archpmu_period_carry *carry)
 {
 	lockdep_assert_irqs_disabled();
 	if (c->task_in == on)
@@ -67,12 +151,23 @@ void archpmu_claim_gate_local(const struct archpmu_claims *cl, struct archpmu_cl
 	if (!on) {
 		gate_global(c, false);
 		gate_msrs(cl, c, false);
+		gate_hide(c);
+		if (carry)
+			gate_save_periods(cl, c, carry);
 	}
 	gate_time(c, on);
 	if (on) {
+		if (carry)
+			gate_load_periods(cl, c, carry);
+		gate_show(c);
 		gate_msrs(cl, c, true);
 		gate_global(c, true);
 	}
+}
+
+void archpmu_claim_gate_local(const struct archpmu_claims *cl, struct archpmu_claim *c, bool on)
+{
+	archpmu_claim_gate_task_local(cl, c, on, NULL);
 }
 
 static struct archpmu_claim *claim_of_batch(struct archpmu_batch *b)

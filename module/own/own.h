@@ -284,6 +284,21 @@ u64 archpmu_claim_event_ctl(const struct archpmu_claims *cl, const struct archpm
  */
 void archpmu_claim_gate_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
 			      bool on);
+/* One sampling event's state in one task, as it goes from CPU to CPU. */
+struct archpmu_period_carry {
+	s64 left;		/* events to the next sample; ARCHPMU_PERIOD_UNSET: none yet */
+	u64 period;		/* a frequency event's current estimate */
+	u64 last_period;	/* the period of the sample being counted */
+};
+
+#define ARCHPMU_PERIOD_UNSET	S64_MIN
+/*
+ * The same for a task switching out (in) with its sampling state, one entry
+ * per event, in @carry (NULL: none): saved as the gate closes, loaded as it
+ * opens, so a task's periods go on where they left off on another CPU.
+ */
+void archpmu_claim_gate_task_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
+				   bool on, struct archpmu_period_carry *carry);
 /* Under archpmu_own_lock: on every programmed claim, start the counters if
  * the session is started and one of its tasks runs there, else stop them.
  */

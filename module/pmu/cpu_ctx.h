@@ -35,8 +35,11 @@
  *    it to restore what a freeze on PMI cleared (v2-3).
  *
  *  - sampling, throttled, tick_*, released_ns: sampling's per-CPU state,
- *    written only on this CPU: by the same hooks (sampling), by the PMI
- *    handler in NMI and by the sampling tick in hard interrupt context. The
+ *    written only on this CPU: by the same hooks (sampling), by a task
+ *    session's gate with interrupts disabled (own/gate.c: its counters leave
+ *    sampling, stopped, as it closes and rejoin it, loaded, before it opens),
+ *    by the PMI handler in NMI and by the sampling tick in hard interrupt
+ *    context. The
  *    tick can be interrupted by the NMI, never the reverse; each field is a
  *    single-word store, except throttled, which all of them change and so
  *    is changed only with atomic bit operations.

@@ -542,10 +542,15 @@ int archpmu_pmi_init(void)
 
 		hrtimer_setup(t, sample_tick, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 	}
+	ret = archpmu_callchain_init();
+	if (ret)
+		return ret;
 	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "archpmu/sample:online",
 					pmi_cpu_online, pmi_cpu_offline);
-	if (ret < 0)
+	if (ret < 0) {
+		archpmu_callchain_exit();
 		return ret;
+	}
 	pmi_hp_state = ret;
 	return 0;
 }
@@ -553,4 +558,5 @@ int archpmu_pmi_init(void)
 void archpmu_pmi_exit(void)
 {
 	cpuhp_remove_state_nocalls(pmi_hp_state);
+	archpmu_callchain_exit();
 }

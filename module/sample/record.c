@@ -2,7 +2,7 @@
 /*
  * Writing records into a ring: samples, LOST, THROTTLE and UNTHROTTLE, in
  * perf's layout for sample_type IDENTIFIER | IP | TID | TIME | ID | CPU |
- * PERIOD (| READ, group format with ids) and sample_id_all, so user space
+ * PERIOD (| READ, group format with ids) (| CALLCHAIN) and sample_id_all, so user space
  * can copy them into a perf.data file unchanged.
  */
 #include <linux/perf_event.h>
@@ -47,10 +47,14 @@ struct record_throttle {
 	struct record_id sid;
 };
 
-static void fill_id(struct record_id *sid, u64 id, u64 now)
+/*
+ * Written from the tick as well as the PMI: in a task session's records the
+ * task then running need not be the session's, so none is named (-1).
+ */
+static void fill_id(struct record_id *sid, const struct archpmu_sampler *smp, u64 id, u64 now)
 {
-	sid->pid = task_tgid_nr(current);
-	sid->tid = task_pid_nr(current);
+	sid->pid = smp->task_scope ? U32_MAX : task_tgid_nr(current);
+	sid->tid = smp->task_scope ? U32_MAX : task_pid_nr(current);
 	sid->time = now;
 	sid->id = id;
 	sid->cpu = smp_processor_id();
@@ -65,12 +69,25 @@ bool archpmu_record_sample(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_
 	struct archpmu_ring *r = &smp->ring;
 	struct archpmu_ring_handle h;
 	struct record_sample rec;
-	u32 size = sizeof(rec);
+	u32 size = sizeof(rec), nr_ips = 0;
+	u64 *ips = NULL;
 	unsigned int i;
 
 	archpmu_record_lost(r, now);
+	/*
+	 * A user-mode event's PMI may land in the kernel (skid: the task had
+	 * entered it): the sample is where user mode left off, so that it names
+	 * what was counted and no kernel address reaches a user-only session.
+	 */
+	if (!user_mode(regs) && (smp->user_only & BIT(hw - smp->hw)) &&
+	    !(current->flags & PF_KTHREAD))
+		regs = task_pt_regs(current);
 	if (smp->read_group)
 		size += sizeof(u64) + smp->nr_events * 2 * sizeof(u64);
+	if (smp->callchain) {
+		nr_ips = archpmu_callchain(regs, &ips);
+		size += sizeof(u64) * (1 + nr_ips);
+	}
 	if (!archpmu_ring_begin(&h, r, size)) {
 		r->lost_id = hw->id;
 		local64_inc(&r->lost);
@@ -102,6 +119,12 @@ bool archpmu_record_sample(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_
 			archpmu_ring_put(&h, v, sizeof(v));
 		}
 	}
+	if (smp->callchain) {
+		u64 nr = nr_ips;
+
+		archpmu_ring_put(&h, &nr, sizeof(nr));
+		archpmu_ring_put(&h, ips, nr_ips * sizeof(*ips));
+	}
 	archpmu_ring_end(&h);
 	r->page->samples++;
 	return true;
@@ -128,7 +151,7 @@ void archpmu_record_lost(struct archpmu_ring *r, u64 now)
 	rec.header.size = sizeof(rec);
 	rec.id = r->lost_id;
 	rec.lost = lost;
-	fill_id(&rec.sid, r->lost_id, now);
+	fill_id(&rec.sid, container_of(r, struct archpmu_sampler, ring), r->lost_id, now);
 	archpmu_ring_put(&h, &rec, sizeof(rec));
 	archpmu_ring_end(&h);
 }
@@ -153,7 +176,7 @@ void archpmu_record_throttle(struct archpmu_hw_event *hw, bool throttle, u64 now
 	rec.time = now;
 	rec.id = hw->id;
 	rec.stream_id = hw->id;
-	fill_id(&rec.sid, hw->id, now);
+	fill_id(&rec.sid, hw->smp, hw->id, now);
 	archpmu_ring_put(&h, &rec, sizeof(rec));
 	archpmu_ring_end(&h);
 }

@@ -23,7 +23,7 @@ int archpmu_sample_copy_in(struct archpmu_count_open *cmd,
 		return -EINVAL;
 	if (!cmd->sample_events)
 		return cmd->sample_flags || cmd->ring_pages || cmd->wakeup_bytes ? -EINVAL : 0;
-	if (cmd->sample_flags & ~ARCHPMU_SAMPLE_READ)
+	if (cmd->sample_flags & ~(ARCHPMU_SAMPLE_READ | ARCHPMU_SAMPLE_CALLCHAIN))
 		return -EINVAL;
 	if (cmd->ring_pages && (!is_power_of_2(cmd->ring_pages) ||
 				cmd->ring_pages > ARCHPMU_RING_MAX_PAGES))
@@ -75,12 +75,17 @@ static int setup_claim(struct archpmu_sampler *smp, struct archpmu_claims *cl,
 	smp->hw = c->hw;
 	smp->nr_events = cl->nr_events;
 	smp->read_group = cmd->sample_flags & ARCHPMU_SAMPLE_READ;
+	smp->task_scope = cl->task_here;
+	smp->callchain = cmd->sample_flags & ARCHPMU_SAMPLE_CALLCHAIN;
 	for (e = 0; e < cl->nr_events; e++) {
 		struct archpmu_hw_event *hw = &c->hw[e];
 		const struct archpmu_sample_event *sp = &specs[e];
 
 		hw->id = sp->id + c->cpu;
 		hw->smp = smp;
+		if ((cl->ev[e].config & (ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_OS)) ==
+		    ARCHPMU_EVTSEL_USR)
+			smp->user_only |= BIT(e);
 		if (!sp->period)
 			continue;
 		hw->period_max = period_max(c, hw->counter);

@@ -27,6 +27,9 @@ struct archpmu_sampler {
 	struct archpmu_hw_event *hw;	/* the claim's events, for group reads */
 	unsigned int nr_events;
 	bool read_group;		/* ARCHPMU_SAMPLE_READ */
+	u32 user_only;			/* events counting in user mode only, by index */
+	bool task_scope;		/* a task session's: whoever runs at the tick is not its */
+	bool callchain;			/* ARCHPMU_SAMPLE_CALLCHAIN */
 	/* Throttles, unthrottles and lost samples told so far (notes.c). */
 	u64 noted[3];
 };
@@ -103,6 +106,14 @@ int archpmu_pmi_init(void);
 void archpmu_pmi_exit(void);
 /* PMIs the handler took as its own so far, and the nanoseconds they took. */
 void archpmu_pmi_stats(u64 *handled, u64 *ns);
+/*
+ * callchain.c: @regs' call chain in perf's form (context markers, then the
+ * frames: at most sample_max_stack), in a per-CPU buffer (*@ips) that stays
+ * the caller's until its PMI handler returns; the number of entries.
+ */
+u32 archpmu_callchain(struct pt_regs *regs, u64 **ips);
+int archpmu_callchain_init(void);
+void archpmu_callchain_exit(void);
 /* The module parameter sample_max_rate: samples per second per CPU. */
 u32 archpmu_sample_max_rate(void);
 /* The sampling tick's period (pmi.c). */

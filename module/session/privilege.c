@@ -5,10 +5,11 @@
  * to the archpmu group), the module parameter unprivileged decides, as perf's
  * kernel.perf_event_paranoid does for perf_event_open():
  *   off       nothing (the default: Debian's perf_event_paranoid 3)
- *   own-user  counting task sessions of tasks the caller may read (the task
- *             scope's ptrace-read rule, task/access.c), every event at CPL > 0
- *             only and without AnyThread (which counts the sibling hardware
- *             thread, another user's perhaps): perf's paranoid 2
+ *   own-user  task sessions, counting and sampling, of tasks the caller may
+ *             read (the task scope's ptrace-read rule, task/access.c), every
+ *             event at CPL > 0 only and without AnyThread (which counts the
+ *             sibling hardware thread, another user's perhaps): perf's
+ *             paranoid 2. Rings are charged as perf's (ring_charge.c).
  *   all       everything, as CAP_PERFMON (perf's -1)
  * Not the default: unlike a perf event, a session holds its counters on
  * every CPU for its whole life and keeps perf off the PMU (own/perf_share.c),
@@ -55,7 +56,7 @@ static const struct kernel_param_ops policy_ops = {
 
 module_param_cb(unprivileged, &policy_ops, &unprivileged, 0644);
 MODULE_PARM_DESC(unprivileged,
-		 "What callers without CAP_PERFMON may open: off (the default), own-user (counting their own tasks in user mode) or all");
+		 "What callers without CAP_PERFMON may open: off (the default), own-user (counting and sampling their own tasks in user mode) or all");
 
 u32 archpmu_privilege(void)
 {
@@ -63,7 +64,7 @@ u32 archpmu_privilege(void)
 }
 
 int archpmu_session_permitted(const struct archpmu_count_open *cmd,
-			      const struct archpmu_event *ev, bool sampling, u32 *bad_event)
+			      const struct archpmu_event *ev, u32 *bad_event)
 {
 	const u64 mode = ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_OS | ARCHPMU_EVTSEL_ANY;
 	unsigned int e;
@@ -76,7 +77,7 @@ int archpmu_session_permitted(const struct archpmu_count_open *cmd,
 	default:
 		return -EPERM;
 	}
-	if (!(cmd->flags & ARCHPMU_COUNT_OPEN_TASK) || sampling)
+	if (!(cmd->flags & ARCHPMU_COUNT_OPEN_TASK))
 		return -EPERM;
 	/* Neither USR nor OS is both. */
 	for (e = 0; e < cmd->nr_events; e++) {

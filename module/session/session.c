@@ -219,7 +219,7 @@ static int session_create(struct archpmu_count_open *cmd, struct archpmu_session
 	ret = archpmu_sample_copy_in(cmd, s->specs, &sampling);
 	if (ret)
 		goto err_free;
-	ret = archpmu_session_permitted(cmd, s->ev, sampling, &cmd->bad_event);
+	ret = archpmu_session_permitted(cmd, s->ev, &cmd->bad_event);
 	if (ret)
 		goto err_free;
 	multiplex = cmd->flags & ARCHPMU_COUNT_OPEN_MULTIPLEX;

@@ -44,11 +44,11 @@ void archpmu_session_destroy(struct archpmu_session *s);
 u32 archpmu_privilege(void);
 /*
  * 0 if the caller may open the session @cmd describes, with the events @ev
- * (copied in), sampling or not; else -EPERM, with *@bad_event the event
+ * (copied in); else -EPERM, with *@bad_event the event
  * refused for its mode where one is.
  */
 int archpmu_session_permitted(const struct archpmu_count_open *cmd,
-			      const struct archpmu_event *ev, bool sampling, u32 *bad_event);
+			      const struct archpmu_event *ev, u32 *bad_event);
 
 /* session_fd.c */
 extern const struct file_operations archpmu_session_fops;

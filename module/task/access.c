@@ -83,7 +83,7 @@ static int add_targets(struct archpmu_task *t, struct task_struct *p)
 
 	n = t->flags & ARCHPMU_TASK_PROCESS ? get_nr_threads(p) + 16 : 1;
 	for (i = 0; i < n; i++) {
-		e = archpmu_task_target_new(NULL, GFP_KERNEL);
+		e = archpmu_task_target_new(t, GFP_KERNEL);
 		if (!e)
 			goto err;
 		e->owner = t;
@@ -153,7 +153,7 @@ struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, b
 	if (cmd->task_flags & ~(ARCHPMU_TASK_INHERIT | ARCHPMU_TASK_PROCESS |
 				ARCHPMU_TASK_ENABLE_ON_EXEC))
 		return ERR_PTR(-EINVAL);
-	if (sampling || !archpmu_task_supported())
+	if (!archpmu_task_supported())
 		return ERR_PTR(-EOPNOTSUPP);
 	p = find_thread(cmd->task_pid);
 	if (!p)
@@ -178,6 +178,7 @@ struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, b
 		goto err_unlock;
 	archpmu_task_scope_init(t);
 	t->flags = cmd->task_flags;
+	t->nr_carry = sampling ? cmd->nr_events : 0;
 	ret = archpmu_task_probes_get();
 	if (ret) {
 		kfree(t);

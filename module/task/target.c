@@ -54,14 +54,21 @@ static DEFINE_MUTEX(probes_mutex);
 static unsigned int probes_users;	/* task sessions; the probes skip all work at 0 */
 static bool probes_registered;
 
-struct archpmu_task_target *archpmu_task_target_new(struct task_struct *task, gfp_t gfp)
+/* A task new to a session starts each sampling event's period afresh. */
+static void reset_carry(struct archpmu_task_target *e, u32 nr)
 {
-	struct archpmu_task_target *e = kzalloc(sizeof(*e), gfp);
+	u32 i;
 
-	if (e && task) {
-		get_task_struct(task);
-		e->task = task;
-	}
+	for (i = 0; i < nr; i++)
+		e->carry[i].left = ARCHPMU_PERIOD_UNSET;
+}
+
+struct archpmu_task_target *archpmu_task_target_new(const struct archpmu_task *t, gfp_t gfp)
+{
+	struct archpmu_task_target *e = kzalloc(struct_size(e, carry, t->nr_carry), gfp);
+
+	if (e)
+		reset_carry(e, t->nr_carry);
 	return e;
 }
 
@@ -85,7 +92,7 @@ int archpmu_task_fill_pool(struct archpmu_task *t, unsigned int len)
 			return 0;
 		}
 		raw_spin_unlock_irqrestore(&targets_lock, flags);
-		e = archpmu_task_target_new(NULL, GFP_KERNEL);
+		e = archpmu_task_target_new(t, GFP_KERNEL);
 		if (!e)
 			return -ENOMEM;
 		raw_spin_lock_irqsave(&targets_lock, flags);
@@ -93,6 +100,11 @@ int archpmu_task_fill_pool(struct archpmu_task *t, unsigned int len)
 		t->pool_len++;
 		raw_spin_unlock_irqrestore(&targets_lock, flags);
 	}
+}
+
+static struct archpmu_period_carry *carry_of(struct archpmu_task_target *e)
+{
+	return e->owner->nr_carry ? e->carry : NULL;
 }
 
 static void probe_switch(void *data, bool preempt, struct task_struct *prev,
@@ -111,7 +123,7 @@ static void probe_switch(void *data, bool preempt, struct task_struct *prev,
 		cl = e->owner->cl;
 		c = archpmu_claims_on_cpu(cl, cpu);
 		if (c)
-			archpmu_claim_gate_local(cl, c, false);
+			archpmu_claim_gate_task_local(cl, c, false, carry_of(e));
 		if (prev_state & TASK_DEAD) {
 			WRITE_ONCE(e->dead, true);
 			irq_work_queue(&e->owner->kick);
@@ -125,7 +137,7 @@ static void probe_switch(void *data, bool preempt, struct task_struct *prev,
 			continue;
 		c = archpmu_claims_on_cpu(cl, cpu);
 		if (c && READ_ONCE(c->programmed))
-			archpmu_claim_gate_local(cl, c, true);
+			archpmu_claim_gate_task_local(cl, c, true, carry_of(e));
 	}
 }
 
@@ -148,6 +160,7 @@ static void follow_child(struct archpmu_task *t, struct task_struct *child)
 	e->task = child;
 	e->owner = t;
 	e->dead = false;
+	reset_carry(e, t->nr_carry);
 	hash_add_rcu(targets, &e->hnode, (unsigned long)child);
 	if (t->pool_len < POOL_LOW)
 		irq_work_queue(&t->kick);

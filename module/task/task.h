@@ -22,12 +22,15 @@ struct archpmu_task_target {
 	struct task_struct *task;	/* referenced while the entry is on the hash */
 	struct archpmu_task *owner;
 	bool dead;			/* switched out for the last time */
+	/* Each sampling event's period state in this task (own/gate.c), or none. */
+	struct archpmu_period_carry carry[];
 };
 
 /* A session's task scope. */
 struct archpmu_task {
 	struct archpmu_claims *cl;
 	u32 flags;			/* ARCHPMU_TASK_* */
+	u32 nr_carry;			/* a sampling session's events, else 0 */
 	bool closing;			/* no more children are followed (under the lock) */
 	struct list_head targets;	/* under the lock */
 	struct list_head pool;		/* free entries for children, under the lock */
@@ -81,7 +84,7 @@ void archpmu_task_free(struct archpmu_task *t);
 void archpmu_task_exec_unlock(struct archpmu_task *t);
 
 /* target.c, for access.c */
-struct archpmu_task_target *archpmu_task_target_new(struct task_struct *task, gfp_t gfp);
+struct archpmu_task_target *archpmu_task_target_new(const struct archpmu_task *t, gfp_t gfp);
 void archpmu_task_target_put(struct archpmu_task_target *e);
 int archpmu_task_fill_pool(struct archpmu_task *t, unsigned int len);
 int archpmu_task_probes_get(void);

@@ -183,3 +183,39 @@ TEST_CASE("stat without CAP_PERFMON counts the command in user mode, as perf doe
     const auto regs = run_command(as_nobody + ARCHPMU_TOOL + " regs -C 0");
     CHECK(regs.status != 0);
 }
+
+TEST_CASE("record without CAP_PERFMON samples the command's user mode, and perf names it",
+          "[unprivileged][tool][task-sample]")
+{
+    LoadedModule module("backend=model model_version=4 unprivileged=own-user");
+    const OpenNode open_node;
+    const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+    const std::string file = "/tmp/archpmu-record-nobody.data";
+    ::unlink(file.c_str());
+    // Debian's kernel.perf_event_paranoid 3 gives nobody no side-band events: the
+    // command's code is named from /proc as its samples come.
+    const auto rec = run_command(as_nobody + ARCHPMU_TOOL + " record -F 1000 -o " + file + " -- " +
+                                 ARCHPMU_SPIN + " user 1");
+    INFO(rec.out);
+    REQUIRE(rec.status == 0);
+    const auto report = run_command("perf report -f -i " + file + " --stdio --sort comm,dso,sym");
+    INFO(report.out);
+    REQUIRE(report.status == 0);
+    CHECK(perf_report_share(report.out, "archpmu_spin_user") >= 80.0);
+    CHECK(report.out.find("[k]") == std::string::npos);  // cycles:u only
+    const auto header = run_command("perf evlist -f -i " + file);
+    CHECK_THAT(header.out, Catch::Contains("cycles:u"));
+
+    const auto cpus =
+        run_command(as_nobody + ARCHPMU_TOOL + " record -a --duration 0.1 -o " + file + ".a");
+    CHECK(cpus.status != 0);
+    CHECK_THAT(cpus.out, Catch::Contains("CAP_PERFMON"));
+    const auto kernel =
+        run_command(as_nobody + ARCHPMU_TOOL + " record -e cycles:k -o " + file + ".k -- true");
+    CHECK(kernel.status != 0);
+    CHECK_THAT(kernel.out, Catch::Contains("user mode only"));
+    const auto init =
+        run_command(as_nobody + ARCHPMU_TOOL + " record -p 1 --duration 0.1 -o " + file + ".p");
+    CHECK(init.status != 0);
+    CHECK_THAT(init.out, Catch::Contains("process 1"));
+}

@@ -37,6 +37,30 @@ TEST_CASE("record's defaults are perf's: cycles at 4000 Hz into perf.data", "[re
     CHECK(cmd.record.output == "perf.data");
     CHECK(cmd.record.command == std::vector<std::string>{"true"});
     CHECK(cmd.record.cmdline.size() == 4);
+    CHECK_FALSE(cmd.record.system_wide);  // the command only, as perf record
+}
+
+TEST_CASE("record's targets are perf's: a COMMAND, -p, -t, or CPUs", "[record_args]")
+{
+    auto cmd = parse({"record", "-p", "12,34", "--duration", "1"});
+    REQUIRE(cmd.action == Command::Action::record);
+    CHECK(cmd.record.pids == std::vector<pid_t>{12, 34});
+    CHECK_FALSE(cmd.record.system_wide);
+    cmd = parse({"record", "-t", "56"});
+    REQUIRE(cmd.action == Command::Action::record);
+    CHECK(cmd.record.tids == std::vector<pid_t>{56});
+    CHECK_FALSE(cmd.record.system_wide);
+    cmd = parse({"record", "-a", "--", "true"});
+    CHECK(cmd.record.system_wide);
+    cmd = parse({"record", "-C", "1", "--", "true"});
+    CHECK(cmd.record.system_wide);
+    cmd = parse({"record", "--duration", "1"});  // nothing named: every CPU, as perf
+    CHECK(cmd.record.system_wide);
+    cmd = parse({"record", "-a", "-p", "12"});
+    CHECK(cmd.status == 129);
+    cmd = parse({"record", "-p", "x"});
+    CHECK(cmd.status == 129);
+    CHECK_THAT(cmd.error, Contains("-p/--pid"));
 }
 
 TEST_CASE("record takes a period, CPUs, an output and ring pages", "[record_args]")

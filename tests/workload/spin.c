@@ -8,8 +8,13 @@
  * iterations) and prints how long it took, for the sampling benchmark.
  * "rusage" spins as "user" does, then prints the user time the process
  * used, loader included (the task-scope tests compare counts with it).
+ * "threads" spins as "user" does while threads of 20 ms each come and go.
+ * "chain" spins in archpmu_spin_user() called through main() ->
+ * archpmu_chain_a() -> archpmu_chain_b() (frame pointers: -g's test);
+ * "badfp" spins with a frame pointer that points nowhere.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,13 +60,55 @@ __attribute__((noinline)) void archpmu_spin_syscalls(double end)
 		syscall(SYS_getppid);
 }
 
+__attribute__((noinline)) unsigned long archpmu_chain_b(double end)
+{
+	return archpmu_spin_user(end) + 1;
+}
+
+__attribute__((noinline)) unsigned long archpmu_chain_a(double end)
+{
+	return archpmu_chain_b(end) + 1;
+}
+
+/* A loop that runs with RBP pointing into no mapping, as a broken frame chain would. */
+__attribute__((noinline)) void archpmu_spin_badfp(double end)
+{
+	while (now() < end)
+		__asm__ volatile("mov %%rbp, %%r12\n\t"
+				 "mov $0x10, %%rbp\n\t"
+				 "mov $100000, %%rcx\n"
+				 "1:\tdec %%rcx\n\t"
+				 "jnz 1b\n\t"
+				 "mov %%r12, %%rbp"
+				 ::: "rcx", "r12", "memory", "cc");
+}
+
+static void *spin_thread(void *arg)
+{
+	archpmu_spin_user(now() + 0.02);
+	return arg;
+}
+
+/* The main thread spins; a thread of 20 ms at a time comes and goes meanwhile. */
+static void spin_threads(double end)
+{
+	pthread_t t;
+
+	while (now() < end) {
+		if (pthread_create(&t, NULL, spin_thread, NULL))
+			break;
+		archpmu_spin_user(now() + 0.02);
+		pthread_join(t, NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	double end;
 
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: archpmu_spin user|syscalls|rusage SECONDS [CPU] | work MILLIONS [CPU]\n");
+			"usage: archpmu_spin user|syscalls|rusage|threads|chain|badfp SECONDS [CPU] | work MILLIONS [CPU]\n");
 		return 2;
 	}
 	if (argc > 3) {
@@ -84,6 +131,12 @@ int main(int argc, char **argv)
 	end = now() + atof(argv[2]);
 	if (!strcmp(argv[1], "user")) {
 		archpmu_spin_user(end);
+	} else if (!strcmp(argv[1], "chain")) {
+		archpmu_chain_a(end);
+	} else if (!strcmp(argv[1], "badfp")) {
+		archpmu_spin_badfp(end);
+	} else if (!strcmp(argv[1], "threads")) {
+		spin_threads(end);
 	} else if (!strcmp(argv[1], "rusage")) {
 		struct rusage ru;
 

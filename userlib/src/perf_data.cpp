@@ -146,7 +146,7 @@ PerfDataInfo host_perf_data_info(std::vector<std::string> cmdline)
     return info;
 }
 
-perf_event_attr perf_attr_for(const EventSpec& event, bool read_group)
+perf_event_attr perf_attr_for(const EventSpec& event, bool read_group, bool callchain)
 {
     perf_event_attr a{};
     a.size = sizeof(a);
@@ -172,6 +172,8 @@ perf_event_attr perf_attr_for(const EventSpec& event, bool read_group)
         a.sample_type |= PERF_SAMPLE_READ;
         a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
     }
+    if (callchain)
+        a.sample_type |= PERF_SAMPLE_CALLCHAIN;
     // Neither USR nor OS counts at both.
     const bool usr = (config & ARCHPMU_EVTSEL_USR) != 0;
     const bool os = (config & ARCHPMU_EVTSEL_OS) != 0;

@@ -57,17 +57,26 @@ std::optional<Sample> parse_sample(const Record& record, bool read_group)
     s.cpu = load<std::uint32_t>(b, 48);
     s.period = load<std::uint64_t>(b, 56);
     s.kernel = (record.misc & kMiscCpumodeMask) == kMiscKernel;
+    std::size_t at = kFixed;
     if (read_group) {
-        if (b.size() < kFixed + 8)
+        if (b.size() < at + 8)
             return std::nullopt;
-        const auto nr = load<std::uint64_t>(b, kFixed);
-        if (nr > (b.size() - kFixed - 8) / 16)
+        const auto nr = load<std::uint64_t>(b, at);
+        if (nr > (b.size() - at - 8) / 16)
             return std::nullopt;
-        for (std::uint64_t i = 0; i < nr; ++i) {
-            const std::size_t at = kFixed + 8 + static_cast<std::size_t>(i) * 16;
+        at += 8;
+        for (std::uint64_t i = 0; i < nr; ++i, at += 16)
             s.values.push_back(
                 GroupValue{load<std::uint64_t>(b, at), load<std::uint64_t>(b, at + 8)});
-        }
+    }
+    // What follows is the call chain (ARCHPMU_SAMPLE_CALLCHAIN).
+    if (b.size() >= at + 8) {
+        const auto nr = load<std::uint64_t>(b, at);
+        if (nr > (b.size() - at - 8) / 8)
+            return std::nullopt;
+        at += 8;
+        for (std::uint64_t i = 0; i < nr; ++i, at += 8)
+            s.callchain.push_back(load<std::uint64_t>(b, at));
     }
     return s;
 }

@@ -161,8 +161,6 @@ void check_options(const std::vector<EventSpec>& events, const SessionOptions& o
                     "frequency (EventSpec::sample)");
     if (o.multiplex)
         throw Error(EOPNOTSUPP, "a sampling session cannot multiplex (yet): give fewer events");
-    if (o.task)
-        throw Error(EOPNOTSUPP, "a sampling session cannot follow tasks (yet): sample CPUs");
 }
 
 // The sampling half of COUNT_OPEN: the rings and each event's period or
@@ -191,7 +189,12 @@ std::uint32_t add_sampling(std::uint64_t caps, const SamplingOptions& so,
         ids.push_back(sevs[i].id);
     }
     cmd.sample_events = reinterpret_cast<std::uintptr_t>(sevs.data());
-    cmd.sample_flags = so.read_group ? ARCHPMU_SAMPLE_READ : 0;
+    if (so.callchain && !(caps & ARCHPMU_CAP_CALLCHAIN))
+        throw Error(EOPNOTSUPP,
+                    "this archpmu module cannot sample call chains (no ARCHPMU_CAP_CALLCHAIN): "
+                    "load a newer module");
+    cmd.sample_flags =
+        (so.read_group ? ARCHPMU_SAMPLE_READ : 0U) | (so.callchain ? ARCHPMU_SAMPLE_CALLCHAIN : 0U);
     cmd.ring_pages = pages;
     cmd.wakeup_bytes = so.wakeup_bytes;
     return pages;
@@ -231,8 +234,13 @@ void Session::open(const SessionOptions& options)
     std::vector<archpmu_sample_event> sevs;
     std::uint32_t pages = 0;
     if (options.sampling) {
+        if (options.task && !(caps & ARCHPMU_CAP_TASK_SAMPLE))
+            throw Error(EOPNOTSUPP,
+                        "this archpmu module cannot sample tasks (no ARCHPMU_CAP_TASK_SAMPLE): "
+                        "load a newer module, or sample CPUs");
         pages = add_sampling(caps, *options.sampling, events_, sevs, ids_, cmd);
         read_group_ = options.sampling->read_group;
+        callchain_ = options.sampling->callchain;
     }
     const int ret = ::ioctl(device.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd);
     if (ret < 0) {

@@ -137,34 +137,61 @@ perf_event_attr sideband_attr()
     return a;
 }
 
-Sideband::Sideband(std::vector<std::uint32_t> cpus, std::uint32_t ring_pages)
+Sideband::Sideband(std::vector<std::uint32_t> cpus, std::uint32_t ring_pages,
+                   const std::vector<SidebandTarget>& targets)
     : cpus_(std::move(cpus)), page_size_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)))
 {
-    perf_event_attr attr = sideband_attr();
+    const std::vector<SidebandTarget> everyone{SidebandTarget{-1, false}};
+    const std::vector<SidebandTarget>& whom = targets.empty() ? everyone : targets;
+    const bool tasks = !targets.empty();
     const std::size_t length = (1 + static_cast<std::size_t>(ring_pages)) * page_size_;
     for (const auto cpu : cpus_) {
-        const long fd = ::syscall(SYS_perf_event_open, &attr, -1, static_cast<int>(cpu), -1,
-                                  PERF_FLAG_FD_CLOEXEC);
-        if (fd < 0)
-            throw Error(errno, "perf_event_open of the side-band dummy event on CPU " +
-                                   std::to_string(cpu) +
-                                   " (needs CAP_PERFMON or kernel.perf_event_paranoid <= 0)");
-        fds_.emplace_back(static_cast<int>(fd));
-        std::uint64_t id = 0;
-        if (::ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) != 0)
-            throw Error(errno, "PERF_EVENT_IOC_ID of the side-band event");
-        ids_.push_back(id);
-        rings_.emplace_back(static_cast<int>(fd), length, 0,
-                            "mmap of the side-band ring of CPU " + std::to_string(cpu));
+        int owner = -1;
+        for (const auto& target : whom) {
+            perf_event_attr attr = sideband_attr();
+            if (tasks) {
+                attr.inherit = 1;
+                attr.exclude_kernel = 1;  // a dummy counts nothing: this lets paranoid 2 allow it
+                attr.enable_on_exec = target.enable_on_exec ? 1 : 0;
+                attr.disabled = attr.enable_on_exec;
+            }
+            if (owner < 0)
+                attr_ = attr;
+            const long fd = ::syscall(SYS_perf_event_open, &attr, target.tid, static_cast<int>(cpu),
+                                      -1, PERF_FLAG_FD_CLOEXEC);
+            if (fd < 0 && tasks && errno == ESRCH)
+                continue;  // a thread that has exited since it was listed
+            if (fd < 0) {
+                const int err = errno;
+                throw Error(err, "perf_event_open of the side-band dummy event on CPU " +
+                                     std::to_string(cpu) +
+                                     (tasks ? " for thread " + std::to_string(target.tid) +
+                                                  " (needs kernel.perf_event_paranoid <= 2, or "
+                                                  "CAP_PERFMON)"
+                                            : std::string(" (needs CAP_PERFMON or "
+                                                          "kernel.perf_event_paranoid <= 0)")));
+            }
+            fds_.emplace_back(static_cast<int>(fd));
+            std::uint64_t id = 0;
+            if (::ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) != 0)
+                throw Error(errno, "PERF_EVENT_IOC_ID of the side-band event");
+            ids_.push_back(id);
+            if (owner >= 0) {
+                if (::ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, owner) != 0)
+                    throw Error(errno, "PERF_EVENT_IOC_SET_OUTPUT of the side-band event");
+                continue;
+            }
+            owner = static_cast<int>(fd);
+            owners_.push_back(owner);
+            rings_.emplace_back(owner, length, 0,
+                                "mmap of the side-band ring of CPU " + std::to_string(cpu));
+        }
     }
 }
 
 std::vector<int> Sideband::fds() const
 {
-    std::vector<int> out;
-    for (const auto& f : fds_)
-        out.push_back(f.get());
-    return out;
+    return owners_;
 }
 
 std::size_t Sideband::drain(const std::function<void(Record&&)>& sink)
@@ -258,10 +285,11 @@ std::vector<MapEntry> parse_exec_maps(const std::string& maps_text)
     return out;
 }
 
-std::vector<Record> synthesize_system(std::uint64_t time, std::uint64_t id,
-                                      std::vector<std::string>* warnings)
+namespace {
+
+void synthesize_kernel(std::vector<Record>& out, std::uint64_t time, std::uint64_t id,
+                       std::vector<std::string>* warnings)
 {
-    std::vector<Record> out;
     const std::uint64_t text = kernel_text();
     if (text)
         out.push_back(make_kernel_mmap_record(text, time, id));
@@ -269,21 +297,44 @@ std::vector<Record> synthesize_system(std::uint64_t time, std::uint64_t id,
         warnings->push_back(
             "the kernel's _text is hidden in /proc/kallsyms (kernel.kptr_restrict): kernel "
             "samples will not be symbolised");
-    for (const auto pid : numeric_entries("/proc")) {
-        const std::string dir = "/proc/" + std::to_string(pid);
-        const auto tids = numeric_entries(dir + "/task");
-        if (tids.empty())
-            continue;  // gone
-        for (const auto tid : tids) {
-            std::string comm = read_file(dir + "/task/" + std::to_string(tid) + "/comm");
-            if (!comm.empty() && comm.back() == '\n')
-                comm.pop_back();
-            if (!comm.empty())
-                out.push_back(make_comm_record(pid, tid, comm, time, id));
-        }
-        for (const auto& m : parse_exec_maps(read_file(dir + "/maps")))
-            out.push_back(make_mmap2_record(pid, pid, m, time, id));
+}
+
+// Every thread's COMM and the process's executable mappings; nothing if it is gone.
+void synthesize_process(std::vector<Record>& out, std::uint32_t pid, std::uint64_t time,
+                        std::uint64_t id)
+{
+    const std::string dir = "/proc/" + std::to_string(pid);
+    for (const auto tid : numeric_entries(dir + "/task")) {
+        std::string comm = read_file(dir + "/task/" + std::to_string(tid) + "/comm");
+        if (!comm.empty() && comm.back() == '\n')
+            comm.pop_back();
+        if (!comm.empty())
+            out.push_back(make_comm_record(pid, tid, comm, time, id));
     }
+    for (const auto& m : parse_exec_maps(read_file(dir + "/maps")))
+        out.push_back(make_mmap2_record(pid, pid, m, time, id));
+}
+
+}  // namespace
+
+std::vector<Record> synthesize_system(std::uint64_t time, std::uint64_t id,
+                                      std::vector<std::string>* warnings)
+{
+    std::vector<Record> out;
+    synthesize_kernel(out, time, id, warnings);
+    for (const auto pid : numeric_entries("/proc"))
+        synthesize_process(out, pid, time, id);
+    return out;
+}
+
+std::vector<Record> synthesize_processes(const std::vector<pid_t>& pids, std::uint64_t time,
+                                         std::uint64_t id, std::vector<std::string>* warnings)
+{
+    std::vector<Record> out;
+    synthesize_kernel(out, time, id, warnings);
+    for (const auto pid : pids)
+        if (pid > 0)
+            synthesize_process(out, static_cast<std::uint32_t>(pid), time, id);
     return out;
 }
 

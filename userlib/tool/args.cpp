@@ -151,20 +151,29 @@ struct RecordArgs {
     std::string freq;
     std::string pages;
     std::string duration;
+    std::string pids;
+    std::string tids;
     bool all_cpus = false;
+    CLI::Option* all_opt = nullptr;
     CLI::Option* cpu_opt = nullptr;
+    CLI::Option* pid_opt = nullptr;
+    CLI::Option* tid_opt = nullptr;
     CLI::Option* count_opt = nullptr;
     CLI::Option* freq_opt = nullptr;
     CLI::Option* pages_opt = nullptr;
     CLI::Option* duration_opt = nullptr;
+    bool graph = false;
+    std::string call_graph;
+    CLI::Option* graph_opt = nullptr;
+    CLI::Option* call_graph_opt = nullptr;
 };
 
 CLI::App* add_record(CLI::App& app, RecordArgs& a, RecordOptions& rec)
 {
     auto* record = app.add_subcommand(
         "record",
-        "sample events on CPUs into a perf.data file (record [options] [[--] COMMAND ARGS]); "
-        "every online CPU by default: there is no per-task sampling yet");
+        "sample events into a perf.data file: COMMAND and its children (record [options] [--] "
+        "COMMAND ARGS), processes (-p) or threads (-t), or system-wide on CPUs (-a, -C)");
     record->add_option("-e,--event", a.events, "events, comma-separated (default: cycles)")
         ->type_name("EVENTS")
         ->allow_extra_args(false);
@@ -176,11 +185,26 @@ CLI::App* add_record(CLI::App& app, RecordArgs& a, RecordOptions& rec)
                                       std::to_string(kDefaultRecordFreq) + ")")
                      ->type_name("FREQ")
                      ->excludes(a.count_opt);
-    auto* all_opt =
-        record->add_flag("-a,--all-cpus", a.all_cpus, "sample on every online CPU (the default)");
-    a.cpu_opt = record->add_option("-C,--cpu", a.cpus, "sample on these CPUs only (e.g. 0-3,6)")
-                    ->type_name("LIST")
-                    ->excludes(all_opt);
+    a.all_opt = record->add_flag("-a,--all-cpus", a.all_cpus,
+                                 "system-wide on every online CPU (the default without a "
+                                 "COMMAND, -p or -t)");
+    a.cpu_opt =
+        record->add_option("-C,--cpu", a.cpus, "system-wide on these CPUs only (e.g. 0-3,6)")
+            ->type_name("LIST")
+            ->excludes(a.all_opt);
+    a.pid_opt = record
+                    ->add_option("-p,--pid", a.pids,
+                                 "sample these processes (every thread, and what they start "
+                                 "from now on), e.g. 1234,5678")
+                    ->type_name("PIDS")
+                    ->excludes(a.all_opt)
+                    ->excludes(a.cpu_opt);
+    a.tid_opt = record
+                    ->add_option("-t,--tid", a.tids,
+                                 "sample these threads (and what they start from now on)")
+                    ->type_name("TIDS")
+                    ->excludes(a.all_opt)
+                    ->excludes(a.cpu_opt);
     record->add_option("-o,--output", rec.output, "the perf.data file to write")
         ->capture_default_str();
     a.pages_opt = record
@@ -188,6 +212,13 @@ CLI::App* add_record(CLI::App& app, RecordArgs& a, RecordOptions& rec)
                                    "data pages of each CPU's ring (a power of 2; default 64)")
                       ->type_name("PAGES");
     record->add_flag("--sample-read", rec.read_group, "samples carry every event's count");
+    a.graph_opt =
+        record->add_flag("-g", a.graph, "samples carry their call chains (--call-graph fp)");
+    a.call_graph_opt = record
+                           ->add_option("--call-graph", a.call_graph,
+                                        "samples carry their call chains, kernel and user: fp "
+                                        "(user frames by frame pointers)")
+                           ->type_name("MODE");
     a.duration_opt = record
                          ->add_option("--duration", a.duration,
                                       "record for SECONDS, without a COMMAND (else until the "
@@ -201,6 +232,10 @@ void check_record(const RecordArgs& a, RecordOptions& rec)
     rec.events = a.events.empty() ? parse_events({"cycles"}) : parse_events(a.events);
     if (a.cpu_opt->count())
         rec.cpus = parse_cpus(a.cpus);
+    if (a.pid_opt->count())
+        rec.pids = parse_ids("-p/--pid", a.pids);
+    if (a.tid_opt->count())
+        rec.tids = parse_ids("-t/--tid", a.tids);
     if (a.count_opt->count()) {
         rec.period = parse_count("-c/--count", a.count, (1ULL << 48) - 1);
         rec.freq_hz = 0;
@@ -211,6 +246,17 @@ void check_record(const RecordArgs& a, RecordOptions& rec)
         rec.ring_pages = parse_mmap_pages(a.pages);
     if (a.duration_opt->count())
         rec.duration = parse_duration(a.duration);
+    if (a.call_graph_opt->count()) {
+        // perf's --call-graph mode[,size]: fp only here.
+        const std::string mode = a.call_graph.substr(0, a.call_graph.find(','));
+        if (mode == "dwarf" || mode == "lbr")
+            refuse("--call-graph", "'" + mode +
+                                       "' is not supported yet; give fp (code built with frame "
+                                       "pointers, and the kernel)");
+        if (mode != "fp")
+            refuse("--call-graph", "'" + a.call_graph + "' is not a mode; give fp");
+    }
+    rec.callchain = a.graph_opt->count() || a.call_graph_opt->count();
     if (rec.output.empty())
         refuse("-o/--output", "the file name is empty");
 }
@@ -480,6 +526,9 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             check_record(rec_args, cmd.record);
             if (!command.empty() && cmd.record.duration)
                 return usage("--duration and a COMMAND exclude each other");
+            cmd.record.system_wide =
+                rec_args.all_opt->count() || rec_args.cpu_opt->count() ||
+                (command.empty() && cmd.record.pids.empty() && cmd.record.tids.empty());
             cmd.record.device = cmd.device;
             cmd.record.command = std::move(command);
             cmd.record.cmdline.assign(argv, argv + argc);

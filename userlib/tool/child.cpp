@@ -16,6 +16,22 @@
 #include "archpmu/error.hpp"
 
 namespace archpmu::tool {
+
+std::vector<EventSpec> user_mode_named(const std::vector<EventSpec>& events)
+{
+    std::vector<EventSpec> out = user_mode_only(events);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        std::string& name = out[i].name;
+        if (out[i].config == events[i].config)
+            continue;
+        const std::size_t pmu_end = name.rfind('/');
+        const bool modifiers =
+            name.find(':', pmu_end == std::string::npos ? 0 : pmu_end) != std::string::npos;
+        name += name.back() == '/' || modifiers ? "u" : ":u";
+    }
+    return out;
+}
+
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
@@ -167,7 +183,7 @@ bool TaskWatch::done() const noexcept
     return watching_ && pidfds_.empty() && polled_.empty() && child_ <= 0;
 }
 
-bool TaskWatch::wait_until(Clock::time_point until)
+bool TaskWatch::wait_until(Clock::time_point until, std::vector<int>* also)
 {
     // SIGINT is blocked from the check to the sleep, which unblocks it: a Ctrl-C
     // in between still ends the sleep at once.
@@ -188,16 +204,23 @@ bool TaskWatch::wait_until(Clock::time_point until)
         const timespec timeout{static_cast<time_t>(left.count() / 1000000000),
                                static_cast<long>(left.count() % 1000000000)};
         std::vector<pollfd> pfds;
-        pfds.reserve(pidfds_.size());
+        pfds.reserve(pidfds_.size() + (also ? also->size() : 0));
         for (const auto& fd : pidfds_)
             pfds.push_back({fd.get(), POLLIN, 0});
+        if (also)
+            for (const int fd : *also)
+                pfds.push_back({fd, POLLIN, 0});
         const int n = ::ppoll(pfds.data(), pfds.size(), &timeout, &old);
         const int err = errno;
         if (n < 0 && err != EINTR) {
             ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
             throw Error(err, "ppoll");
         }
-        for (std::size_t i = pfds.size(); i-- > 0;)
+        // Else poll() would return at once from now on.
+        for (std::size_t i = pfds.size(); also && i-- > pidfds_.size();)
+            if ((pfds[i].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0)
+                also->erase(also->begin() + static_cast<std::ptrdiff_t>(i - pidfds_.size()));
+        for (std::size_t i = pidfds_.size(); i-- > 0;)
             if (pfds[i].revents != 0)
                 pidfds_.erase(pidfds_.begin() + static_cast<std::ptrdiff_t>(i));
         polled_.erase(std::remove_if(polled_.begin(), polled_.end(), gone), polled_.end());

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// What stat and record share: the command they run, waiting for it, and Ctrl-C.
+// What stat and record share: the command they run, waiting for it, Ctrl-C, and
+// the events' names without privilege.
 #pragma once
 
 #include <sys/types.h>
@@ -10,9 +11,14 @@
 #include <vector>
 
 #include "archpmu/command.hpp"
+#include "archpmu/events.hpp"
 #include "archpmu/unique_fd.hpp"
 
 namespace archpmu::tool {
+
+// The events in user mode only (archpmu::user_mode_only), named as perf names
+// what it implies: "instructions:u", "cycles:Du", "cpu/event=0xc0/u".
+std::vector<EventSpec> user_mode_named(const std::vector<EventSpec>& events);
 
 // A shell's status for a command that could not be run (not found, not executable).
 inline constexpr int kCannotRunStatus = 127;
@@ -75,7 +81,9 @@ public:
     // One sleep: until what it watches is done, `until`, a signal, or (with threads
     // to look at) 50 ms; none after a Ctrl-C unless it watches a command. True once
     // what it watches is done.
-    bool wait_until(Clock::time_point until);
+    // `also`: files whose readability ends the sleep too (record's rings); one that
+    // hangs up (a side-band event whose threads are gone) is taken out of it.
+    bool wait_until(Clock::time_point until, std::vector<int>* also = nullptr);
     [[nodiscard]] bool done() const noexcept;
 
 private:

@@ -13,19 +13,26 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "archpmu.h"
 #include "archpmu/command.hpp"
+#include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/perf_data.hpp"
+#include "archpmu/pmu.hpp"
 #include "archpmu/session.hpp"
 #include "archpmu/sideband.hpp"
 #include "archpmu/unique_fd.hpp"
 #include "child.hpp"
+#include "record_maps.hpp"
 
 namespace archpmu::tool {
 namespace {
@@ -47,14 +54,19 @@ Record finished_round()
     return r;
 }
 
-std::vector<EventSpec> sampled_events(const RecordOptions& opts)
+// The events of the recording's session number `session`: each with its period or
+// frequency, and ids of their own, so that the sessions' records stay apart.
+std::vector<EventSpec> sampled_events(const RecordOptions& opts, const std::vector<EventSpec>& base,
+                                      std::size_t session)
 {
-    std::vector<EventSpec> out = opts.events;
-    for (auto& e : out) {
+    std::vector<EventSpec> out = base;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        auto& e = out[i];
         if (opts.period)
             e.sample.period = opts.period;
         else
             e.sample.freq_hz = opts.freq_hz;
+        e.sample.id = kSampleIdBase + (session * out.size() + i + 1) * kSampleIdStride;
     }
     return out;
 }
@@ -62,26 +74,34 @@ std::vector<EventSpec> sampled_events(const RecordOptions& opts)
 // Every record the rings hold, written: the side-band's first, then the samples.
 class Pump {
 public:
-    Pump(Session& session, Sideband* sideband, PerfDataWriter& writer)
-        : session_(session), sideband_(sideband), writer_(writer)
+    // `maps`: without side-band events, what names the samples' code.
+    Pump(std::vector<Session>& sessions, std::vector<Sideband>& sidebands, MapsFollower* maps,
+         PerfDataWriter& writer)
+        : sessions_(sessions), sidebands_(sidebands), maps_(maps), writer_(writer)
     {
     }
     void operator()()
     {
         std::size_t n = 0;
-        if (sideband_)
-            n += sideband_->drain([&](Record&& r) { writer_.write(r); });
-        for (const auto& r : session_.drain_merged()) {
-            writer_.write(r);
-            ++n;
+        for (auto& sideband : sidebands_)
+            n += sideband.drain([&](Record&& r) { writer_.write(r); });
+        for (auto& session : sessions_) {
+            const std::vector<Record> round = session.drain_merged();
+            if (maps_)
+                writer_.write(maps_->before(round));
+            for (const auto& r : round) {
+                writer_.write(r);
+                ++n;
+            }
         }
         if (n)
             writer_.write(finished_round());
     }
 
 private:
-    Session& session_;
-    Sideband* sideband_;
+    std::vector<Session>& sessions_;
+    std::vector<Sideband>& sidebands_;
+    MapsFollower* maps_;
     PerfDataWriter& writer_;
 };
 
@@ -161,14 +181,26 @@ private:
     UniqueFd fd_;
 };
 
-void print_summary(const Session& session, const PerfDataWriter& writer, const std::string& output)
+void print_summary(const std::vector<Session>& sessions, const PerfDataWriter& writer,
+                   const std::string& output)
 {
-    for (const auto& s : session.ring_stats())
-        std::cerr << "CPU" << s.cpu << ": " << s.samples << " samples, " << s.lost << " lost, "
+    std::map<std::uint32_t, RingStats> per_cpu;
+    std::size_t corrupt = 0;
+    for (const auto& session : sessions) {
+        for (const auto& s : session.ring_stats()) {
+            RingStats& sum = per_cpu[s.cpu];
+            sum.cpu = s.cpu;
+            sum.samples += s.samples;
+            sum.lost += s.lost;
+            sum.throttled += s.throttled;
+        }
+        corrupt += session.corrupt_rings();
+    }
+    for (const auto& [cpu, s] : per_cpu)
+        std::cerr << "CPU" << cpu << ": " << s.samples << " samples, " << s.lost << " lost, "
                   << s.throttled << " throttled\n";
-    if (session.corrupt_rings())
-        std::cerr << "archpmu record: warning: " << session.corrupt_rings()
-                  << " malformed ring contents skipped\n";
+    if (corrupt)
+        std::cerr << "archpmu record: warning: " << corrupt << " malformed ring contents skipped\n";
     char mb[32];
     (void)std::snprintf(mb, sizeof(mb), "%.3f",
                         static_cast<double>(writer.file_bytes()) / (1024.0 * 1024.0));
@@ -176,42 +208,155 @@ void print_summary(const Session& session, const PerfDataWriter& writer, const s
               << writer.samples() << " samples) ]\n";
 }
 
+// The thread group of thread `tid` (/proc/TID/status), or tid itself if it is gone.
+pid_t tgid_of(pid_t tid)
+{
+    std::ifstream in("/proc/" + std::to_string(tid) + "/status");
+    std::string key;
+    while (in >> key) {
+        if (key == "Tgid:") {
+            pid_t tgid = 0;
+            if (in >> tgid && tgid > 0)
+                return tgid;
+            break;
+        }
+        in.ignore(1 << 16, '\n');
+    }
+    return tid;
+}
+
+// The threads of process `pid` now (/proc/PID/task).
+std::vector<pid_t> threads_of(pid_t pid)
+{
+    std::vector<pid_t> out;
+    std::error_code ec;
+    for (const auto& entry :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos)
+            out.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+    return out;
+}
+
+// The side-band events, as perf record opens them: on the recorded tasks, where
+// perf lets the caller (perf_event_paranoid <= 2 for one's own), else on every task.
+std::vector<Sideband> open_sidebands(const RecordOptions& opts, const std::vector<pid_t>& pids,
+                                     const std::vector<pid_t>& tids, const PendingCommand* command)
+{
+    const std::vector<std::uint32_t> cpus = online_cpus();
+    std::vector<Sideband> out;
+    std::string why;
+    if (!opts.system_wide) {
+        std::vector<SidebandTarget> targets;
+        if (command && pids.empty() && tids.empty())
+            targets.push_back(SidebandTarget{command->pid(), true});
+        for (const pid_t pid : pids)
+            for (const pid_t tid : threads_of(pid))
+                targets.push_back(SidebandTarget{tid, false});
+        for (const pid_t tid : tids)
+            targets.push_back(SidebandTarget{tid, false});
+        try {
+            out.emplace_back(cpus, 64, targets);
+            return out;
+        } catch (const Error& e) {
+            out.clear();
+            why = e.what();
+        }
+    }
+    try {
+        // On every online CPU, whatever -C says: a command may exec and map
+        // its libraries on another CPU before it runs on a recorded one.
+        out.emplace_back(cpus);
+    } catch (const Error& e) {
+        std::cerr << "archpmu record: warning: no side-band events ("
+                  << (why.empty() ? "" : why + "; ") << e.what()
+                  << "): the code of processes started from now on is named from /proc as "
+                     "their samples come, and a process that ends within about 0.1 s is not\n";
+    }
+    return out;
+}
+
 }  // namespace
 
 int run_record(const RecordOptions& opts)
 {
     catch_termination();
+    const Info info = Device(opts.device).info();
+    const std::vector<EventSpec> base = info.privilege == Privilege::own_user && !opts.system_wide
+                                            ? user_mode_named(opts.events)
+                                            : opts.events;
+    std::optional<PendingCommand> pending;
+    if (!opts.command.empty())
+        pending.emplace(opts.command);
+
     SessionOptions so;
     so.device = opts.device;
-    so.cpus = opts.cpus;
     so.sampling = SamplingOptions{};
     so.sampling->ring_pages = opts.ring_pages;
     so.sampling->read_group = opts.read_group;
-    Session session(sampled_events(opts), so);
-
-    std::unique_ptr<Sideband> sideband;
-    try {
-        // On every online CPU, whatever -C says: a command may exec and map
-        // its libraries on another CPU before it runs on a recorded one.
-        sideband = std::make_unique<Sideband>(online_cpus());
-    } catch (const Error& e) {
-        std::cerr << "archpmu record: warning: no side-band events (" << e.what()
-                  << "): processes started from now on will have no symbols\n";
+    so.sampling->callchain = opts.callchain;
+    std::vector<Session> sessions;
+    const auto on_task = [&](const TaskScope& task) {
+        SessionOptions o = so;
+        o.task = task;
+        sessions.emplace_back(sampled_events(opts, base, sessions.size()), o);
+    };
+    // As perf: a command is sampled from its exec on, with everything it starts.
+    const bool on_exec = pending && opts.pids.empty() && opts.tids.empty() &&
+                         (info.capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
+    // Each task once: a session per target, and two on one task would record it twice.
+    std::vector<pid_t> pids = opts.pids;
+    std::sort(pids.begin(), pids.end());
+    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+    std::vector<pid_t> tids;
+    for (const pid_t tid : opts.tids)
+        if (std::find(tids.begin(), tids.end(), tid) == tids.end() &&
+            !std::binary_search(pids.begin(), pids.end(), tgid_of(tid)))
+            tids.push_back(tid);
+    std::vector<pid_t> processes;  // whose maps are synthesised
+    if (opts.system_wide) {
+        so.cpus = opts.cpus;
+        sessions.emplace_back(sampled_events(opts, base, 0), so);
+    } else {
+        if (pending && opts.pids.empty() && opts.tids.empty())
+            on_task(TaskScope{TaskScope::Kind::process, pending->pid(), true, on_exec});
+        for (const pid_t pid : pids) {
+            on_task(TaskScope{TaskScope::Kind::process, pid, true});
+            processes.push_back(pid);
+        }
+        for (const pid_t tid : tids) {
+            on_task(TaskScope{TaskScope::Kind::thread, tid, true});
+            processes.push_back(tgid_of(tid));
+        }
     }
 
+    std::vector<Sideband> sidebands =
+        open_sidebands(opts, pids, tids, pending ? &*pending : nullptr);
+    const Session& first = sessions.front();
     std::vector<PerfEventDesc> descs;
-    for (std::size_t i = 0; i < session.events().size(); ++i) {
+    for (std::size_t i = 0; i < first.events().size(); ++i) {
         PerfEventDesc d;
-        d.attr = perf_attr_for(session.events()[i], session.read_group());
-        d.name = session.events()[i].name;
-        d.ids = session.cpu_ids(i);
+        d.attr = perf_attr_for(first.events()[i], first.read_group(), first.callchain());
+        if (!opts.system_wide) {
+            // perf reads SAMPLE_READ values of an inherited event per thread; these are per CPU.
+            d.attr.inherit = first.read_group() ? 0 : 1;
+            d.attr.enable_on_exec = on_exec ? 1 : 0;
+            d.attr.disabled = d.attr.enable_on_exec;
+        }
+        d.name = first.events()[i].name;
+        for (const auto& session : sessions)
+            for (const auto id : session.cpu_ids(i))
+                d.ids.push_back(id);
         descs.push_back(std::move(d));
     }
-    if (sideband) {
+    if (!sidebands.empty()) {
         PerfEventDesc d;
-        d.attr = sideband_attr();
+        d.attr = sidebands.front().attr();
         d.name = "dummy:u";
-        d.ids = sideband->ids();
+        for (const auto& sideband : sidebands)
+            for (const auto id : sideband.ids())
+                d.ids.push_back(id);
         descs.push_back(std::move(d));
     }
     StagedOutput output(opts.output);
@@ -220,53 +365,52 @@ int run_record(const RecordOptions& opts)
 
     // What already runs, from /proc: attributed to an id whose trailer is the same.
     std::vector<std::string> warnings;
-    const std::uint64_t synth_id = sideband ? sideband->ids()[0] : session.cpu_ids(0)[0];
-    writer.write(synthesize_system(0, synth_id, &warnings));
+    const std::uint64_t synth_id =
+        sidebands.empty() ? first.cpu_ids(0)[0] : sidebands.front().ids()[0];
+    writer.write(opts.system_wide ? synthesize_system(0, synth_id, &warnings)
+                                  : synthesize_processes(processes, 0, synth_id, &warnings));
     for (const auto& w : warnings)
         std::cerr << "archpmu record: warning: " << w << '\n';
 
     catch_interrupt();
 
-    std::vector<pollfd> pfds{{session.fd(), POLLIN, 0}};
-    if (sideband)
-        for (const int fd : sideband->fds())
-            pfds.push_back({fd, POLLIN, 0});
+    std::vector<int> ring_fds;
+    ring_fds.reserve(sessions.size());
+    for (const auto& session : sessions)
+        ring_fds.push_back(session.fd());
+    for (const auto& sideband : sidebands)
+        for (const int fd : sideband.fds())
+            ring_fds.push_back(fd);
 
-    std::optional<PendingCommand> pending;
-    if (!opts.command.empty())
-        pending.emplace(opts.command);
-    Pump pump(session, sideband.get(), writer);
+    std::optional<MapsFollower> maps;
+    if (sidebands.empty())
+        maps.emplace(synth_id);
+    Pump pump(sessions, sidebands, maps ? &*maps : nullptr, writer);
     const auto start = Clock::now();
-    session.start();
+    for (auto& session : sessions)
+        session.start();
     const pid_t child = terminated() ? -1 : release(pending);
     ChildGuard guard;
     guard.watch(child);
-    int status = 0;
+    // With -p or -t, until they are gone (or --duration, or Ctrl-C).
+    TaskWatch watch(child, opts.system_wide ? std::vector<pid_t>{} : opts.pids, opts.tids);
     const auto deadline = opts.duration
                               ? start + std::chrono::duration_cast<Clock::duration>(*opts.duration)
                               : Clock::time_point::max();
     for (;;) {
-        if (child > 0 && ::waitpid(child, &status, WNOHANG) == child) {
-            guard.watch(-1);  // reaped
+        if (terminated() || (child <= 0 && interrupted()))
             break;
-        }
-        if (terminated() || (child <= 0 && (interrupted() || Clock::now() >= deadline)))
-            break;
-        int timeout = kPollMs;
-        if (deadline != Clock::time_point::max()) {
-            const auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-            timeout = static_cast<int>(std::clamp<long long>(left.count() + 1, 0, kPollMs));
-        }
-        if (::poll(pfds.data(), pfds.size(), timeout) < 0 && errno != EINTR)
-            throw Error(errno, "poll");
+        const auto until = std::min(Clock::now() + std::chrono::milliseconds(kPollMs), deadline);
+        const bool done = watch.wait_until(until, &ring_fds);
         pump();
+        if (done || Clock::now() >= deadline)
+            break;
     }
-    session.stop();
+    for (auto& session : sessions)
+        session.stop();
     pump();
     // A SIGTERM ended the recording with the command still running: as perf, end it.
-    if (guard.watching())
-        status = guard.end();
+    const int status = terminated() ? guard.end() : guard.reap();
     writer.finish();
     if (const int err = pending ? pending->exec_error() : 0) {
         say_cannot_run("record", opts.command.front(), err);
@@ -274,7 +418,7 @@ int run_record(const RecordOptions& opts)
         return exit_by_interrupt(kCannotRunStatus);
     }
     output.commit();
-    print_summary(session, writer, opts.output);
+    print_summary(sessions, writer, opts.output);
     return exit_by_interrupt(exit_status(child, status));
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// archpmu record: sample events on CPUs into a perf.data file.
+// archpmu record: sample a command, tasks or CPUs into a perf.data file.
 #pragma once
+
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
@@ -18,12 +20,18 @@ inline constexpr std::uint64_t kDefaultRecordFreq = 4000;
 // Checked options (parse_command_line in args.hpp makes them).
 struct RecordOptions {
     std::string device;
-    std::vector<EventSpec> events;    // default: cycles
-    std::vector<std::uint32_t> cpus;  // empty: every online CPU
+    std::vector<EventSpec> events;  // default: cycles
+    // CPUs (system-wide on them: -a, -C, or no COMMAND and no -p/-t), or tasks:
+    // the COMMAND and its children, -p processes, -t threads (perf's targets).
+    bool system_wide = false;
+    std::vector<std::uint32_t> cpus;  // system-wide; empty: every online CPU
+    std::vector<pid_t> pids;          // -p
+    std::vector<pid_t> tids;          // -t
     std::uint64_t period = 0;         // -c; 0: sample at freq_hz
     std::uint64_t freq_hz = kDefaultRecordFreq;
     std::uint32_t ring_pages = 0;  // -m; 0: the module's default
     bool read_group = false;       // --sample-read: samples carry every event's count
+    bool callchain = false;        // -g, --call-graph fp
     std::string output = "perf.data";
     std::optional<std::chrono::nanoseconds> duration;  // without a COMMAND
     std::vector<std::string> command;

@@ -170,19 +170,8 @@ StatPlan plan_of(const StatOptions& opts)
     plan.on_exec = !opts.system_wide && !opts.command.empty() && opts.pids.empty() &&
                    opts.tids.empty() && (info.capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
     plan.events = opts.events;
-    if (info.privilege == Privilege::own_user && !opts.system_wide) {
-        // As perf shows them: "instructions:u", "cycles:Du", "cpu/event=0xc0/u".
-        plan.events = user_mode_only(opts.events);
-        for (std::size_t i = 0; i < plan.events.size(); ++i) {
-            std::string& name = plan.events[i].name;
-            if (plan.events[i].config == opts.events[i].config)
-                continue;
-            const std::size_t pmu_end = name.rfind('/');
-            const bool modifiers =
-                name.find(':', pmu_end == std::string::npos ? 0 : pmu_end) != std::string::npos;
-            name += name.back() == '/' || modifiers ? "u" : ":u";
-        }
-    }
+    if (info.privilege == Privilege::own_user && !opts.system_wide)
+        plan.events = user_mode_named(opts.events);
     return plan;
 }
 

@@ -64,8 +64,8 @@ PerfDataInfo host_perf_data_info(std::vector<std::string> cmdline);
 // The attribute perf would have for a sampled archpmu event: PERF_TYPE_HARDWARE
 // for the generic events perf has names for, else PERF_TYPE_RAW with the
 // PERFEVTSEL image; sample_type IDENTIFIER | IP | TID | TIME | ID | CPU | PERIOD
-// (| READ with read_format GROUP | ID), sample_id_all, CLOCK_MONOTONIC.
-perf_event_attr perf_attr_for(const EventSpec& event, bool read_group);
+// (| READ with read_format GROUP | ID) (| CALLCHAIN), sample_id_all, CLOCK_MONOTONIC.
+perf_event_attr perf_attr_for(const EventSpec& event, bool read_group, bool callchain = false);
 
 // Writes a perf.data file: the header and attributes first, the records as
 // they come, and at finish() the feature sections and the final header. A

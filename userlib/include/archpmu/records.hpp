@@ -34,7 +34,7 @@ struct SampleId {
 inline constexpr std::size_t kSampleIdSize = 40;
 
 // A sample record (sample_type IDENTIFIER | IP | TID | TIME | ID | CPU | PERIOD,
-// then READ with read_format GROUP | ID).
+// then READ with read_format GROUP | ID, then CALLCHAIN).
 struct GroupValue {
     std::uint64_t value = 0;
     std::uint64_t id = 0;
@@ -49,11 +49,14 @@ struct Sample {
     std::uint64_t period = 0;
     bool kernel = false;             // misc: the interrupted mode was the kernel's
     std::vector<GroupValue> values;  // with READ: every event's count
+    // With CALLCHAIN (SamplingOptions::callchain): perf's chain, PERF_CONTEXT_KERNEL
+    // and the kernel's frames, then PERF_CONTEXT_USER and the user's.
+    std::vector<std::uint64_t> callchain;
 };
 
 // The sample in a PERF_RECORD_SAMPLE record, or nullopt when the record is not
 // a sample or is too short for its fields. With read_group the record must carry
-// the READ part.
+// the READ part; a call chain is read when the record goes on after it.
 std::optional<Sample> parse_sample(const Record& record, bool read_group);
 
 // The sample_id trailer of a non-sample record, or nullopt when it is too short.

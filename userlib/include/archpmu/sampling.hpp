@@ -41,6 +41,9 @@ struct SamplingOptions {
     std::uint32_t ring_pages = 0;    // data pages per CPU, a power of 2; 0: the module's 64
     std::uint32_t wakeup_bytes = 0;  // poll() threshold; 0: a quarter of the ring
     bool read_group = false;         // samples carry every event's count (ARCHPMU_SAMPLE_READ)
+    // Samples carry their call chain, kernel and user (by frame pointers):
+    // ARCHPMU_SAMPLE_CALLCHAIN, perf record -g.
+    bool callchain = false;
 };
 
 // The counters of one CPU's ring (its struct archpmu_ring_page).

@@ -79,8 +79,9 @@ struct SessionOptions {
     // counted (ARCHPMU_COUNT_OPEN_MULTIPLEX, where the module has it).
     bool multiplex = false;
     // Set: the events with a SampleSpec sample into a ring per CPU (needs
-    // ARCHPMU_CAP_SAMPLE); the session's records come from drain(). Not with
-    // multiplex or task (the module does not sample those yet).
+    // ARCHPMU_CAP_SAMPLE); the session's records come from drain(). With task,
+    // only the tasks' samples, on whichever CPU they ran (ARCHPMU_CAP_TASK_SAMPLE).
+    // Not with multiplex (the module does not sample that yet).
     std::optional<SamplingOptions> sampling;
     std::string device = kDefaultDevicePath;  // last: a braced list sets cpus first
 };
@@ -164,6 +165,7 @@ public:
     // The CPUs of the rings, ascending: ring i belongs to cpus()[i].
     [[nodiscard]] const std::vector<std::uint32_t>& cpus() const noexcept { return cpus_; }
     [[nodiscard]] bool read_group() const noexcept { return read_group_; }
+    [[nodiscard]] bool callchain() const noexcept { return callchain_; }
     [[nodiscard]] std::vector<RingStats> ring_stats() const;
     // How many times a ring held a malformed record (the rest of it was skipped).
     [[nodiscard]] std::size_t corrupt_rings() const noexcept { return corrupt_; }
@@ -180,6 +182,7 @@ private:
     std::vector<std::uint64_t> ids_;
     std::vector<std::uint32_t> cpus_;
     bool read_group_ = false;
+    bool callchain_ = false;
     std::size_t page_size_ = 0;
     std::size_t corrupt_ = 0;
     UniqueFd fd_;                 // the session's file, or the device's that holds the session

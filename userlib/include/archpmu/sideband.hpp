@@ -5,6 +5,7 @@
 #pragma once
 
 #include <linux/perf_event.h>
+#include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -25,25 +26,40 @@ std::vector<std::uint32_t> online_cpus();
 // sample_id_all, sample_type IDENTIFIER | TID | TIME | ID | CPU, CLOCK_MONOTONIC.
 perf_event_attr sideband_attr();
 
-// A dummy event on each CPU, with its perf ring. Move-only; throws archpmu::Error
-// (with perf_event_open's errno) when an event cannot be opened.
+// A thread whose side-band records a Sideband takes, with the threads and children
+// it creates from now on (perf's inherit); from its first exec with enable_on_exec.
+struct SidebandTarget {
+    pid_t tid = 0;
+    bool enable_on_exec = false;
+};
+
+// A dummy event on each CPU, with a perf ring per CPU: of every task, or of the
+// targets (one event per target and CPU, each CPU's writing into one ring, as perf
+// record shares them). Move-only; throws archpmu::Error (with perf_event_open's
+// errno) when an event cannot be opened. Every task needs CAP_PERFMON (or
+// kernel.perf_event_paranoid <= 0); one's own threads, paranoid <= 2.
 class Sideband {
 public:
-    explicit Sideband(std::vector<std::uint32_t> cpus, std::uint32_t ring_pages = 64);
+    explicit Sideband(std::vector<std::uint32_t> cpus, std::uint32_t ring_pages = 64,
+                      const std::vector<SidebandTarget>& targets = {});
 
     // The kernel's id of each CPU's event (PERF_EVENT_IOC_ID), in cpus order.
     [[nodiscard]] const std::vector<std::uint64_t>& ids() const noexcept { return ids_; }
     [[nodiscard]] const std::vector<std::uint32_t>& cpus() const noexcept { return cpus_; }
-    // The events' files, for poll().
+    // What the events were opened with, for the perf.data header.
+    [[nodiscard]] const perf_event_attr& attr() const noexcept { return attr_; }
+    // The files of the events that own the rings, for poll().
     [[nodiscard]] std::vector<int> fds() const;
     // Every record available in every ring; returns how many.
     std::size_t drain(const std::function<void(Record&&)>& sink);
 
 private:
     std::vector<std::uint32_t> cpus_;
+    perf_event_attr attr_{};
     std::vector<std::uint64_t> ids_;
     std::size_t page_size_ = 0;
     std::vector<UniqueFd> fds_;
+    std::vector<int> owners_;     // of fds_, those whose events own a CPU's ring
     std::vector<Mapping> rings_;  // unmapped before the files close
 };
 
@@ -77,5 +93,9 @@ std::vector<MapEntry> parse_exec_maps(const std::string& maps_text);
 // not be found (kptr_restrict).
 std::vector<Record> synthesize_system(std::uint64_t time, std::uint64_t id,
                                       std::vector<std::string>* warnings = nullptr);
+// The same for the processes `pids` only (and the kernel's MMAP).
+std::vector<Record> synthesize_processes(const std::vector<pid_t>& pids, std::uint64_t time,
+                                         std::uint64_t id,
+                                         std::vector<std::string>* warnings = nullptr);
 
 }  // namespace archpmu

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+// Call chains (ARCHPMU_SAMPLE_CALLCHAIN, record -g): perf's context markers,
+// the kernel's frames from its unwinder, the user's by frame pointers, and a
+// broken frame pointer that ends the chain and nothing else.
+#include <linux/perf_event.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "archpmu.h"
+#include "archpmu/events.hpp"
+#include "archpmu/records.hpp"
+#include "archpmu/session.hpp"
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+
+namespace {
+
+constexpr const char* kExact = "backend=model model_rate_percent=0";
+constexpr uint32_t kBranches = 0x00c4;
+
+std::string spin(const char* mode, const char* seconds, unsigned cpu)
+{
+    return std::string(ARCHPMU_SPIN) + " " + mode + " " + seconds + " " + std::to_string(cpu);
+}
+
+// perf script's samples, each the symbols of its chain, innermost first.
+std::vector<std::vector<std::string>> chains_of(const std::string& file)
+{
+    const auto script = run_command("perf script -i " + file + " -F ip,sym");
+    INFO(script.out.substr(0, 4000));
+    REQUIRE(script.status == 0);
+    std::vector<std::vector<std::string>> out;
+    std::vector<std::string> chain;
+    std::istringstream in(script.out);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream words(line);
+        std::string ip;
+        std::string sym;
+        if (!(words >> ip >> sym)) {  // a blank line ends a sample
+            if (!chain.empty())
+                out.push_back(std::move(chain));
+            chain.clear();
+            continue;
+        }
+        chain.push_back(sym.substr(0, sym.find('+')));
+    }
+    if (!chain.empty())
+        out.push_back(std::move(chain));
+    return out;
+}
+
+bool calls_in_order(const std::vector<std::string>& chain, const std::vector<std::string>& want)
+{
+    auto at = chain.begin();
+    for (const auto& w : want) {
+        at = std::find(at, chain.end(), w);
+        if (at == chain.end())
+            return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("a sample's call chain has perf's markers; a user-mode event's has no kernel part",
+          "[callchain]")
+{
+    LoadedModule mod(kExact);
+    const unsigned cpu = online_cpus().back();
+    for (const char* event : {"branches", "branches:u"}) {
+        CAPTURE(event);
+        auto events = archpmu::parse_event_list(event);
+        events[0].sample.period = 10;
+        archpmu::SessionOptions o;
+        o.cpus = {cpu};
+        o.sampling = archpmu::SamplingOptions{};
+        o.sampling->callchain = true;
+        archpmu::Session s(events, o);
+        REQUIRE(s.callchain());
+        s.start();
+        pin_to(cpu);
+        inject_here(kBranches, 10);  // the PMI interrupts the injecting ioctl
+        unpin();
+        s.stop();
+        std::vector<archpmu::Sample> samples;
+        for (const auto& r : s.drain_merged())
+            if (auto one = archpmu::parse_sample(r, false))
+                samples.push_back(*one);
+        REQUIRE(samples.size() == 1);
+        const auto& chain = samples[0].callchain;
+        REQUIRE(chain.size() >= 2);
+        const auto user = std::find(chain.begin(), chain.end(), PERF_CONTEXT_USER);
+        REQUIRE(user != chain.end());
+        if (std::string(event) == "branches") {
+            // Kernel mode: the ioctl's frames down to the system call's entry, then the user's.
+            CHECK(chain[0] == PERF_CONTEXT_KERNEL);
+            CHECK(chain[1] == samples[0].ip);
+            CHECK(user - chain.begin() >= 4);
+        } else {
+            // User mode only: where user mode left off, and no kernel address at all.
+            CHECK(chain[0] == PERF_CONTEXT_USER);
+            CHECK(chain[1] == samples[0].ip);
+            CHECK(std::find(chain.begin(), chain.end(), PERF_CONTEXT_KERNEL) == chain.end());
+            for (auto it = user + 1; it != chain.end(); ++it)
+                CHECK(*it < (1ULL << 47));
+        }
+    }
+}
+
+TEST_CASE("record -g: perf report shows main -> a -> b -> the spin of a frame-pointer program",
+          "[callchain][record-tool]")
+{
+    LoadedModule mod("backend=model model_version=4");
+    const unsigned cpu = online_cpus().back();
+    const std::string file = "/tmp/archpmu-record-g.data";
+    ::unlink(file.c_str());
+    const auto rec = run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) +
+                                 " record -g -e instructions:u -F 1000 -o " + file + " -- " +
+                                 spin("chain", "1", cpu));
+    INFO(rec.out);
+    REQUIRE(rec.status == 0);
+    unsigned in_spin = 0;
+    unsigned whole = 0;
+    for (const auto& chain : chains_of(file)) {
+        if (chain.front() != "archpmu_spin_user")
+            continue;
+        in_spin++;
+        if (calls_in_order(chain, {"archpmu_chain_b", "archpmu_chain_a", "main"}))
+            whole++;
+    }
+    INFO(in_spin << " samples in archpmu_spin_user, " << whole << " with main -> a -> b");
+    CHECK(in_spin >= 200);
+    CHECK(whole * 10 >= in_spin * 9);
+    const auto report = run_command("perf report -g --stdio -i " + file);
+    INFO(report.out.substr(0, 4000));
+    REQUIRE(report.status == 0);
+    CHECK(report.out.find("archpmu_chain_a") != std::string::npos);
+}
+
+TEST_CASE("record -g -e cycles:k over system calls: kernel chains reach the syscall entry",
+          "[callchain][record-tool]")
+{
+    LoadedModule mod("backend=model model_version=4");
+    const unsigned cpu = online_cpus().back();
+    const std::string file = "/tmp/archpmu-record-gk.data";
+    ::unlink(file.c_str());
+    const auto rec = run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) +
+                                 " record -g -e cycles:k -F 1000 -o " + file + " -- " +
+                                 spin("syscalls", "1", cpu));
+    INFO(rec.out);
+    REQUIRE(rec.status == 0);
+    unsigned samples = 0;
+    unsigned entry = 0;
+    for (const auto& chain : chains_of(file)) {
+        samples++;
+        if (std::any_of(chain.begin(), chain.end(), [](const std::string& s) {
+                return s.rfind("entry_SYSCALL_64", 0) == 0 || s == "do_syscall_64";
+            }))
+            entry++;
+    }
+    INFO(samples << " samples, " << entry << " through the syscall entry");
+    CHECK(samples >= 100);
+    CHECK(entry * 2 >= samples);
+}
+
+TEST_CASE("a broken frame pointer ends the user chain, and nothing else happens",
+          "[callchain][record-tool]")
+{
+    LoadedModule mod("backend=model model_version=4");
+    const unsigned cpu = online_cpus().back();
+    const std::string file = "/tmp/archpmu-record-badfp.data";
+    ::unlink(file.c_str());
+    const auto rec = run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) +
+                                 " record -g -e instructions:u -F 1000 -o " + file + " -- " +
+                                 spin("badfp", "1", cpu));
+    INFO(rec.out);
+    REQUIRE(rec.status == 0);
+    unsigned in_loop = 0;
+    unsigned cut = 0;
+    for (const auto& chain : chains_of(file)) {
+        if (chain.front() != "archpmu_spin_badfp")
+            continue;
+        in_loop++;
+        if (chain.size() == 1)
+            cut++;
+    }
+    INFO(in_loop << " samples in the loop, " << cut << " with only their ip");
+    CHECK(in_loop >= 100);
+    CHECK(cut * 10 >= in_loop * 9);
+    // The module goes on sampling: a second recording works.
+    const auto again = run_tool("record -e instructions:u -F 100 -o " + file + ".2 -- true");
+    CHECK(again.status == 0);
+}

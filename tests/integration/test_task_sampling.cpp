@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+// Task-scope sampling: a sampling session with a task scope samples its tasks
+// only, on whichever CPU they run, each task's period going on where it left
+// off; `archpmu record -- COMMAND`, -p and -t record only their tasks, and perf
+// reads the files. Exact counts come from injections in the task's own time
+// slice (ARCHPMU_INJECT_HERE) with the model's time counting off.
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <csignal>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "archpmu.h"
+#include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/records.hpp"
+#include "archpmu/session.hpp"
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+
+namespace {
+
+constexpr const char* kExact = "backend=model model_rate_percent=0";
+constexpr uint32_t kBranches = 0x00c4;
+
+// branches:u sampled every `period`, on the task scope `task`.
+archpmu::Session sampling_task(const archpmu::TaskScope& task, uint64_t period)
+{
+    auto events = archpmu::parse_event_list("branches:u");
+    events[0].sample.period = period;
+    archpmu::SessionOptions o = on_task(task);
+    o.sampling = archpmu::SamplingOptions{};
+    return archpmu::Session(events, o);
+}
+
+std::vector<archpmu::Sample> samples_of(archpmu::Session& s)
+{
+    std::vector<archpmu::Sample> out;
+    for (const auto& r : s.drain_merged())
+        if (auto one = archpmu::parse_sample(r, false))
+            out.push_back(*one);
+    return out;
+}
+
+uint64_t value_of(const archpmu::Session& s)
+{
+    return s.results().events.at(0).value;
+}
+
+// In a forked child: an injection failure exits the child, never throws into Catch.
+void child_inject(uint32_t code, uint64_t count) noexcept
+{
+    try {
+        inject_here(code, count);
+    } catch (...) {
+        ::_exit(3);
+    }
+}
+
+int wait_child(pid_t pid)
+{
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    return status;
+}
+
+std::string spin(const char* mode, const char* seconds, unsigned cpu)
+{
+    return std::string(ARCHPMU_SPIN) + " " + mode + " " + seconds + " " + std::to_string(cpu);
+}
+
+// perf script's "comm pid/tid" of every sample, counted by pid.
+std::map<long, unsigned> samples_by_pid(const std::string& file)
+{
+    const auto script = run_command("perf script -i " + file + " -F comm,pid,tid");
+    INFO(script.out);
+    REQUIRE(script.status == 0);
+    std::map<long, unsigned> out;
+    std::istringstream in(script.out);
+    std::string line;
+    const std::regex row(R"(^\s*\S+\s+(\d+)/(\d+)\s*$)");
+    while (std::getline(in, line)) {
+        std::smatch m;
+        if (std::regex_search(line, m, row))
+            out[std::stol(m[1])]++;
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("a task session samples its task only, and its period follows it across CPUs",
+          "[task-sample]")
+{
+    LoadedModule mod(kExact);
+    const auto cpus = online_cpus();
+    REQUIRE(cpus.size() >= 2);
+    const auto self = static_cast<uint32_t>(::getpid());
+    const auto tid = static_cast<uint32_t>(::syscall(SYS_gettid));
+    auto s = sampling_task(archpmu::TaskScope{archpmu::TaskScope::Kind::thread, 0, false}, 100);
+    pin_to(cpus[0]);
+    s.start();
+    inject_here(kBranches, 150);  // a sample, and 50 events into the next period
+    pin_to(cpus[1]);
+    inject_here(kBranches, 50);  // the period goes on here: the second sample
+    auto samples = samples_of(s);
+    REQUIRE(samples.size() == 2);
+    // A bystander on the same CPU, not in the session, counts nothing and samples nothing.
+    const pid_t bystander = ::fork();
+    REQUIRE(bystander >= 0);
+    if (bystander == 0) {
+        child_inject(kBranches, 1000);
+        ::_exit(0);
+    }
+    CHECK(wait_child(bystander) == 0);
+    inject_here(kBranches, 99);  // 99 into the third period: no sample yet
+    s.stop();
+    unpin();
+
+    CHECK(samples_of(s).empty());
+    CHECK(samples[0].cpu == cpus[0]);
+    CHECK(samples[1].cpu == cpus[1]);
+    for (const auto& one : samples) {
+        CHECK(one.pid == self);
+        CHECK(one.tid == tid);
+        CHECK(one.period == 100);
+        // branches:u: the injection interrupted the ioctl, the sample is where user mode left off.
+        CHECK_FALSE(one.kernel);
+        CHECK(one.ip < (1ULL << 47));
+    }
+    CHECK(value_of(s) == 150 + 50 + 99);
+}
+
+TEST_CASE("each task of a session keeps its own period; a new child starts a whole one",
+          "[task-sample]")
+{
+    LoadedModule mod(kExact);
+    const auto cpus = online_cpus();
+    REQUIRE(cpus.size() >= 2);
+    auto s = sampling_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, 0, true}, 100);
+    pin_to(cpus[0]);
+    s.start();
+    inject_here(kBranches, 60);  // the parent: 60 into its period
+    // A child (followed by inherit) on the parent's CPU: a whole period of its own.
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        child_inject(kBranches, 60);  // 60 of its own 100: no sample
+        pin_to(cpus[1]);
+        child_inject(kBranches, 40);  // its period ends on the other CPU: one sample
+        ::_exit(0);
+    }
+    CHECK(wait_child(child) == 0);
+    inject_here(kBranches, 40);  // the parent's period ends: one sample
+    s.stop();
+    unpin();
+
+    const auto samples = samples_of(s);
+    REQUIRE(samples.size() == 2);
+    unsigned in_child = 0;
+    unsigned in_parent = 0;
+    for (const auto& one : samples) {
+        if (one.pid == static_cast<uint32_t>(child)) {
+            in_child++;
+            CHECK(one.cpu == cpus[1]);
+        } else if (one.pid == static_cast<uint32_t>(::getpid())) {
+            in_parent++;
+            CHECK(one.cpu == cpus[0]);
+        }
+    }
+    CHECK(in_child == 1);
+    CHECK(in_parent == 1);
+    CHECK(value_of(s) == 200);
+}
+
+TEST_CASE("an overflow pending as its task leaves is sampled in that task, not the next",
+          "[task-sample][lvtpc]")
+{
+    LoadedModule mod(kExact);
+    const unsigned cpu = online_cpus().back();
+    const auto self = static_cast<uint32_t>(::getpid());
+    auto s = sampling_task(archpmu::TaskScope{archpmu::TaskScope::Kind::thread, 0, false}, 100);
+    pin_to(cpu);
+    // A bystander, held until the overflow, then running on the CPU through many
+    // sampling ticks (4 ms) while the task waits for it.
+    int go[2];
+    REQUIRE(::pipe(go) == 0);
+    const pid_t bystander = ::fork();
+    REQUIRE(bystander >= 0);
+    if (bystander == 0) {
+        char c = 0;
+        if (::read(go[0], &c, 1) != 1)
+            ::_exit(1);
+        spin_for(std::chrono::milliseconds(100));
+        ::_exit(0);
+    }
+    s.start();
+    write_file("/sys/kernel/debug/archpmu/model_drop_next_pmi", std::to_string(cpu));
+    inject_here(kBranches, 150);  // overflows; its PMI is dropped: pending as the task leaves
+    REQUIRE(::write(go[1], "g", 1) == 1);
+    CHECK(wait_child(bystander) == 0);
+    ::close(go[0]);
+    ::close(go[1]);
+    CHECK(read_file("/sys/kernel/debug/archpmu/model_pmis_dropped") == "1");
+    inject_here(kBranches, 2);  // back in its task: the pending sample, at once
+    s.stop();
+    unpin();
+    // (Should a tick find the overflow before the task leaves, it samples it then, in the
+    // task, and the two events after it sample nothing: one sample either way.)
+    const auto samples = samples_of(s);
+    REQUIRE(samples.size() == 1);
+    CHECK(samples[0].pid == self);
+    CHECK(samples[0].period == 100);
+    CHECK(value_of(s) == 152);
+}
+
+TEST_CASE("record -- COMMAND samples the command only, not a bystander on its CPU",
+          "[task-sample][record-tool]")
+{
+    LoadedModule mod("backend=model model_version=4");
+    const unsigned cpu = online_cpus().back();
+    const std::string file = "/tmp/archpmu-record-task.data";
+    ::unlink(file.c_str());
+    // The bystander spins on the command's CPU for the whole recording.
+    const auto by = run_command("(" + spin("user", "4", cpu) + " >/dev/null 2>&1 & echo $!)");
+    REQUIRE(by.status == 0);
+    const long bystander = std::stol(by.out);
+    const auto foreign_reports = [] {
+        return run_command("dmesg | grep -c 'another agent rewrote' || true").out;
+    };
+    const std::string reports_before = foreign_reports();
+    // instructions:u on fixed counter 0: its gate closes and opens at every switch.
+    const auto rec = run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) +
+                                 " record -e instructions:u -F 1000 -o " + file + " -- " +
+                                 spin("user", "1", cpu));
+    INFO(rec.out);
+    REQUIRE(rec.status == 0);
+    // The gate closes a fixed counter's whole nibble, PMI bit too: nothing is foreign.
+    CHECK(foreign_reports() == reports_before);
+    const auto report = run_command("perf report -i " + file + " --stdio --sort comm,sym");
+    INFO(report.out);
+    REQUIRE(report.status == 0);
+    // The rest is the command's own start-up from its exec on (ld.so), as in perf.
+    CHECK(perf_report_share(report.out, "archpmu_spin_user") >= 80.0);
+    const auto by_pid = samples_by_pid(file);
+    CHECK(by_pid.count(bystander) == 0);
+    unsigned total = 0;
+    for (const auto& [pid, n] : by_pid)
+        total += n;
+    CHECK(total >= 200);  // -F 1000 for a second, under QEMU/TCG
+    // The file says the events follow the command's children, as perf's do.
+    const auto header = run_command("perf evlist -v -i " + file);
+    INFO(header.out);
+    CHECK(header.out.find("inherit: 1") != std::string::npos);
+    ::kill(static_cast<pid_t>(bystander), SIGKILL);
+}
+
+TEST_CASE("record -p and -t sample running tasks until --duration, and only them",
+          "[task-sample][record-tool]")
+{
+    LoadedModule mod("backend=model model_version=4");
+    const unsigned cpu = online_cpus().back();
+    const auto target = run_command("(" + spin("user", "6", cpu) + " >/dev/null 2>&1 & echo $!)");
+    const auto by = run_command("(" + spin("user", "6", cpu) + " >/dev/null 2>&1 & echo $!)");
+    REQUIRE(target.status == 0);
+    REQUIRE(by.status == 0);
+    const long pid = std::stol(target.out);
+    const long bystander = std::stol(by.out);
+    for (const char* option : {" -p ", " -t "}) {
+        CAPTURE(option);
+        const std::string file = "/tmp/archpmu-record-attach.data";
+        ::unlink(file.c_str());
+        const auto rec = run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) +
+                                     " record -e instructions:u -F 1000 --duration 1" + option +
+                                     std::to_string(pid) + " -o " + file);
+        INFO(rec.out);
+        REQUIRE(rec.status == 0);
+        const auto by_pid = samples_by_pid(file);
+        CHECK(by_pid.count(bystander) == 0);
+        CHECK(by_pid.count(pid) == 1);
+        if (by_pid.count(pid))
+            CHECK(by_pid.at(pid) >= 100);  // about half of 1 s at 1000 Hz: the CPU is shared
+        const auto report = run_command("perf report -i " + file + " --stdio --sort sym");
+        INFO(report.out);
+        CHECK(perf_report_share(report.out, "archpmu_spin_user") >= 90.0);
+    }
+    ::kill(static_cast<pid_t>(pid), SIGKILL);
+    ::kill(static_cast<pid_t>(bystander), SIGKILL);
+}
+
+TEST_CASE("record -p of a process whose threads come and go follows them, and does not spin",
+          "[task-sample][record-tool]")
+{
+    LoadedModule mod("backend=model model_version=4");
+    const unsigned cpu = online_cpus().back();
+    const auto target =
+        run_command("(" + spin("threads", "8", cpu) + " >/dev/null 2>&1 & echo $!)");
+    REQUIRE(target.status == 0);
+    const long pid = std::stol(target.out);
+    const std::string file = "/tmp/archpmu-record-threads.data";
+    ::unlink(file.c_str());
+    // Its side-band events hang up as their threads end; the recorder keeps sleeping
+    // in poll() (user + system seconds on stderr's last line).
+    const auto rec = run_command("taskset -c 0 /usr/bin/time -f 'cpu %U %S' " +
+                                 std::string(ARCHPMU_TOOL) + " record -e instructions:u -F 1000 " +
+                                 "--duration 2 -p " + std::to_string(pid) + " -o " + file);
+    INFO(rec.out);
+    REQUIRE(rec.status == 0);
+    std::smatch m;
+    REQUIRE(std::regex_search(rec.out, m, std::regex(R"(cpu ([0-9.]+) ([0-9.]+))")));
+    CHECK(std::stod(m[1]) + std::stod(m[2]) < 1.0);
+    const auto script = run_command("perf script -i " + file + " -F pid,tid");
+    REQUIRE(script.status == 0);
+    std::set<long> tids;
+    std::istringstream in(script.out);
+    std::string line;
+    const std::regex row(R"(^\s*(\d+)/(\d+)\s*$)");
+    while (std::getline(in, line)) {
+        std::smatch r;
+        if (!std::regex_search(line, r, row))
+            continue;
+        CHECK(std::stol(r[1]) == pid);
+        tids.insert(std::stol(r[2]));
+    }
+    CHECK(tids.size() >= 3);  // the main thread and threads created during the recording
+    ::kill(static_cast<pid_t>(pid), SIGKILL);
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// archpmu record without side-band events: the COMM and MMAP2 records of the
+// processes the samples name, from /proc (here, the test's own process).
+#include <catch2/catch.hpp>
+
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "archpmu.h"
+#include "archpmu/records.hpp"
+#include "record_maps.hpp"
+
+using archpmu::Record;
+
+namespace {
+
+void put64(std::vector<std::uint8_t>& b, std::uint64_t v)
+{
+    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
+    b.insert(b.end(), p, p + 8);
+}
+
+Record sample_of(std::uint32_t pid, std::uint32_t tid, std::uint64_t time)
+{
+    std::vector<std::uint8_t> b(8);
+    put64(b, 7);       // identifier
+    put64(b, 0x1000);  // ip
+    put64(b, static_cast<std::uint64_t>(tid) << 32 | pid);
+    put64(b, time);
+    put64(b, 7);  // id
+    put64(b, 0);  // cpu, res
+    put64(b, 1000);
+    Record r;
+    r.type = ARCHPMU_RECORD_SAMPLE;
+    r.misc = ARCHPMU_RECORD_MISC_USER;
+    const auto size = static_cast<std::uint16_t>(b.size());
+    std::memcpy(b.data(), &r.type, 4);
+    std::memcpy(b.data() + 4, &r.misc, 2);
+    std::memcpy(b.data() + 6, &size, 2);
+    r.bytes = std::move(b);
+    return r;
+}
+
+std::string self_exe()
+{
+    std::string path(PATH_MAX, '\0');
+    const ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size());
+    REQUIRE(n > 0);
+    path.resize(static_cast<std::size_t>(n));
+    return path;
+}
+
+}  // namespace
+
+TEST_CASE("without side-band events, the samples' processes are named from /proc once",
+          "[record_maps]")
+{
+    const auto pid = static_cast<std::uint32_t>(::getpid());
+    const auto tid = static_cast<std::uint32_t>(::syscall(SYS_gettid));
+    archpmu::tool::MapsFollower maps(7);
+    const std::vector<Record> round{sample_of(pid, tid, 5000), sample_of(pid, tid, 4000),
+                                    sample_of(0, 0, 3000)};  // pid 0: the idle task
+    const auto told = maps.before(round);
+    unsigned comms = 0;
+    bool exe = false;
+    for (const auto& r : told) {
+        const auto id = archpmu::parse_sample_id(r);
+        REQUIRE(id);
+        CHECK(id->pid == pid);
+        CHECK(id->time == 3999);  // just before the first sample that needs it
+        CHECK(id->id == 7);
+        if (r.type == PERF_RECORD_COMM)
+            comms++;
+        if (r.type == PERF_RECORD_MMAP2) {
+            const std::string bytes(r.bytes.begin(), r.bytes.end());
+            exe = exe || bytes.find(self_exe()) != std::string::npos;
+        }
+    }
+    CHECK(comms == 1);
+    CHECK(exe);
+    // Told once: the next round of the same thread adds nothing.
+    CHECK(maps.before({sample_of(pid, tid, 6000)}).empty());
+    // A process that is gone is not named (and nothing fails).
+    CHECK(maps.before({sample_of(4194305, 4194305, 7000)}).empty());
+}
