@@ -56,6 +56,7 @@
 #define ARCHPMU_CAP_UNPRIVILEGED 0x4000ULL /* archpmu_info.privilege (without CAP_PERFMON) */
 #define ARCHPMU_CAP_TASK_SAMPLE	0x8000ULL /* sampling with ARCHPMU_COUNT_OPEN_TASK */
 #define ARCHPMU_CAP_CALLCHAIN	0x10000ULL /* ARCHPMU_SAMPLE_CALLCHAIN */
+#define ARCHPMU_CAP_USER_STACK	0x20000ULL /* ARCHPMU_SAMPLE_USER_STACK, stack_user */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -465,7 +466,12 @@ struct archpmu_count_open {
 	__u32 wakeup_bytes;	/* in: poll() is ready once a ring holds this many bytes;
 				 * 0: a quarter of the ring
 				 */
-	__u32 __reserved1;	/* in and out: 0 */
+	__u32 stack_user;	/* in with ARCHPMU_SAMPLE_USER_STACK (capability
+				 * ARCHPMU_CAP_USER_STACK): bytes of user stack each
+				 * sample copies, a multiple of 8 up to
+				 * ARCHPMU_STACK_USER_MAX and half a ring's data;
+				 * else 0 (this was __reserved1)
+				 */
 	/* Since the fourth layout (104 bytes), capability ARCHPMU_CAP_TASK. */
 	__u32 task_pid;		/* in with ARCHPMU_COUNT_OPEN_TASK: a thread (a TID in the
 				 * caller's PID namespace); 0: the calling thread
@@ -502,7 +508,8 @@ struct archpmu_count_open {
  * copied into a perf.data file whose attributes have sample_id_all = 1,
  * read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID and sample_type =
  * IDENTIFIER | IP | TID | TIME | ID | CPU | PERIOD (| READ with
- * ARCHPMU_SAMPLE_READ) (| CALLCHAIN with ARCHPMU_SAMPLE_CALLCHAIN). Each
+ * ARCHPMU_SAMPLE_READ) (| CALLCHAIN with ARCHPMU_SAMPLE_CALLCHAIN) (|
+ * REGS_USER | STACK_USER with ARCHPMU_SAMPLE_USER_STACK). Each
  * begins with struct perf_event_header
  * { __u32 type; __u16 misc; __u16 size; } and is 8-byte aligned:
  *
@@ -521,7 +528,18 @@ struct archpmu_count_open {
  *       addresses along the frame pointers); sample_max_stack frames at
  *       most (module parameter, default 127, perf's
  *       kernel.perf_event_max_stack). A frame pointer that cannot be read
- *       ends the chain.
+ *       ends the chain. With ARCHPMU_SAMPLE_USER_STACK too, the chain is
+ *       the kernel's part only (perf's exclude_callchain_user): the user's
+ *       is unwound from the stack.
+ *       With ARCHPMU_SAMPLE_USER_STACK then perf's REGS_USER and
+ *       STACK_USER: u64 abi (PERF_SAMPLE_REGS_ABI_64, or 0 and no
+ *       registers when the sample has no user context: a kernel thread);
+ *       u64 regs[], the registers of ARCHPMU_SAMPLE_REGS_USER_MASK in bit
+ *       order, where user mode left off; u64 size; u8 data[size], the user
+ *       stack from the stack pointer up (stack_user bytes, fewer near the
+ *       top of the address space); u64 dyn_size, the bytes of data that
+ *       could be read (the rest is zero); size 0 and no data or dyn_size
+ *       without registers.
  *   ARCHPMU_RECORD_LOST: u64 id; u64 lost; sample_id. Samples dropped
  *       because the ring was full, written as soon as there is room again.
  *   ARCHPMU_RECORD_THROTTLE, ARCHPMU_RECORD_UNTHROTTLE: u64 time; u64 id;
@@ -532,8 +550,10 @@ struct archpmu_count_open {
  *   sample_id: u32 pid, tid; u64 time; u64 id; u32 cpu, 0; u64 id.
  *
  * COUNT_OPEN errors for sampling, besides those above:
- *   -EINVAL   sample_flags, ring_pages or wakeup_bytes without
- *             sample_events; unknown sample_flags or
+ *   -EINVAL   sample_flags, ring_pages, wakeup_bytes or stack_user without
+ *             sample_events; stack_user without ARCHPMU_SAMPLE_USER_STACK,
+ *             or not a multiple of 8 from 8 to ARCHPMU_STACK_USER_MAX and
+ *             half a ring's data, with it; unknown sample_flags or
  *             archpmu_sample_event.flags; a frequency of 0;
  *             ARCHPMU_SAMPLE_READ without a sampling event; ring_pages
  *             not a power of 2 or above ARCHPMU_RING_MAX_PAGES
@@ -552,6 +572,11 @@ struct archpmu_count_open {
  */
 #define ARCHPMU_SAMPLE_READ	0x001U	/* sample_flags: samples carry every event's count */
 #define ARCHPMU_SAMPLE_CALLCHAIN 0x002U	/* sample_flags: samples carry their call chain */
+/* sample_flags: samples carry the user registers and stack (perf's --call-graph dwarf) */
+#define ARCHPMU_SAMPLE_USER_STACK 0x004U
+/* The user registers a sample carries: perf's PERF_REGS_MASK of x86-64 (no DS, ES, FS, GS). */
+#define ARCHPMU_SAMPLE_REGS_USER_MASK	0xff0fffULL
+#define ARCHPMU_STACK_USER_MAX		32768
 #define ARCHPMU_SAMPLE_FREQ	0x001U	/* archpmu_sample_event.flags: period is in Hz */
 
 #define ARCHPMU_RING_DEFAULT_PAGES	64

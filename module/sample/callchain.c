@@ -127,23 +127,27 @@ static void user_part(struct chain *ch, struct pt_regs *regs)
 	}
 }
 
-u32 archpmu_callchain(struct pt_regs *regs, u64 **ips)
+struct pt_regs *archpmu_user_regs(struct pt_regs *regs)
+{
+	if (user_mode(regs))
+		return regs;
+	if (!current->mm || (current->flags & PF_KTHREAD))
+		return NULL;
+	return task_pt_regs(current);
+}
+
+u32 archpmu_callchain(struct pt_regs *regs, bool user, u64 **ips)
 {
 	struct chain ch = {
 		.ip = this_cpu_ptr(chains),
 		.max = READ_ONCE(sample_max_stack),
 	};
-	struct pt_regs *user = NULL;
+	struct pt_regs *uregs = user ? archpmu_user_regs(regs) : NULL;
 
-	if (!user_mode(regs)) {
+	if (!user_mode(regs))
 		kernel_part(&ch, regs);
-		if (current->mm && !(current->flags & PF_KTHREAD))
-			user = task_pt_regs(current);
-	} else {
-		user = regs;
-	}
-	if (user)
-		user_part(&ch, user);
+	if (uregs)
+		user_part(&ch, uregs);
 	*ips = ch.ip;
 	return ch.nr;
 }

@@ -2,7 +2,8 @@
 /*
  * Writing records into a ring: samples, LOST, THROTTLE and UNTHROTTLE, in
  * perf's layout for sample_type IDENTIFIER | IP | TID | TIME | ID | CPU |
- * PERIOD (| READ, group format with ids) (| CALLCHAIN) and sample_id_all, so user space
+ * PERIOD (| READ, group format with ids) (| CALLCHAIN) (| REGS_USER | STACK_USER)
+ * and sample_id_all, so user space
  * can copy them into a perf.data file unchanged.
  */
 #include <linux/perf_event.h>
@@ -62,6 +63,47 @@ static void fill_id(struct record_id *sid, const struct archpmu_sampler *smp, u6
 	sid->identifier = id;
 }
 
+/* perf's REGS_USER registers of x86-64 (ARCHPMU_SAMPLE_REGS_USER_MASK), in bit order. */
+struct user_regs {
+	u64 ax, bx, cx, dx, si, di, bp, sp, ip, flags, cs, ss;
+	u64 r8, r9, r10, r11, r12, r13, r14, r15;
+};
+
+/* The stack a sample copies from @sp: @want bytes, fewer near the top of user space. */
+static u32 stack_dump_size(u32 want, unsigned long sp)
+{
+	if (sp >= TASK_SIZE_MAX)
+		return 0;
+	return round_down(min_t(unsigned long, want, TASK_SIZE_MAX - sp), sizeof(u64));
+}
+
+/* perf's REGS_USER and STACK_USER parts (perf_output_sample_regs, _ustack). */
+static void put_user_part(struct archpmu_ring_handle *h, struct pt_regs *uregs, u32 dump)
+{
+	u64 abi = uregs ? PERF_SAMPLE_REGS_ABI_64 : PERF_SAMPLE_REGS_ABI_NONE;
+	u64 size = dump, dyn;
+	struct user_regs v;
+
+	BUILD_BUG_ON(sizeof(v) != sizeof(u64) * hweight64(ARCHPMU_SAMPLE_REGS_USER_MASK));
+	archpmu_ring_put(h, &abi, sizeof(abi));
+	if (uregs) {
+		v = (struct user_regs) {
+			.ax = uregs->ax, .bx = uregs->bx, .cx = uregs->cx, .dx = uregs->dx,
+			.si = uregs->si, .di = uregs->di, .bp = uregs->bp, .sp = uregs->sp,
+			.ip = uregs->ip, .flags = uregs->flags, .cs = uregs->cs, .ss = uregs->ss,
+			.r8 = uregs->r8, .r9 = uregs->r9, .r10 = uregs->r10, .r11 = uregs->r11,
+			.r12 = uregs->r12, .r13 = uregs->r13, .r14 = uregs->r14,
+			.r15 = uregs->r15,
+		};
+		archpmu_ring_put(h, &v, sizeof(v));
+	}
+	archpmu_ring_put(h, &size, sizeof(size));
+	if (!dump)
+		return;
+	dyn = archpmu_ring_put_user(h, (const void __user *)user_stack_pointer(uregs), dump);
+	archpmu_ring_put(h, &dyn, sizeof(dyn));
+}
+
 bool archpmu_record_sample(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
 			   struct pt_regs *regs, u64 period, u64 now)
 {
@@ -69,7 +111,8 @@ bool archpmu_record_sample(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_
 	struct archpmu_ring *r = &smp->ring;
 	struct archpmu_ring_handle h;
 	struct record_sample rec;
-	u32 size = sizeof(rec), nr_ips = 0;
+	u32 size = sizeof(rec), nr_ips = 0, dump = 0;
+	struct pt_regs *uregs = NULL;
 	u64 *ips = NULL;
 	unsigned int i;
 
@@ -85,8 +128,16 @@ bool archpmu_record_sample(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_
 	if (smp->read_group)
 		size += sizeof(u64) + smp->nr_events * 2 * sizeof(u64);
 	if (smp->callchain) {
-		nr_ips = archpmu_callchain(regs, &ips);
+		nr_ips = archpmu_callchain(regs, !smp->stack_user, &ips);
 		size += sizeof(u64) * (1 + nr_ips);
+	}
+	if (smp->stack_user) {
+		uregs = archpmu_user_regs(regs);
+		size += 2 * sizeof(u64);	/* abi, size */
+		if (uregs) {
+			dump = stack_dump_size(smp->stack_user, user_stack_pointer(uregs));
+			size += sizeof(struct user_regs) + dump + (dump ? sizeof(u64) : 0);
+		}
 	}
 	if (!archpmu_ring_begin(&h, r, size)) {
 		r->lost_id = hw->id;
@@ -125,6 +176,8 @@ bool archpmu_record_sample(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_
 		archpmu_ring_put(&h, &nr, sizeof(nr));
 		archpmu_ring_put(&h, ips, nr_ips * sizeof(*ips));
 	}
+	if (smp->stack_user)
+		put_user_part(&h, uregs, dump);
 	archpmu_ring_end(&h);
 	r->page->samples++;
 	return true;

@@ -10,6 +10,7 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
 #include "ring.h"
@@ -116,6 +117,42 @@ void archpmu_ring_put(struct archpmu_ring_handle *h, const void *src, u32 len)
 	if (len > first)
 		memcpy(r->data, (const u8 *)src + first, len - first);
 	h->offset += len;
+}
+
+/* Zero bytes @from to @to of what the handle is writing. */
+static void ring_zero(struct archpmu_ring_handle *h, u32 from, u32 to)
+{
+	struct archpmu_ring *r = h->ring;
+
+	while (from < to) {
+		u64 at = (h->offset + from) & (r->size - 1);
+		u32 piece = min_t(u64, to - from, r->size - at);
+
+		memset(r->data + at, 0, piece);
+		from += piece;
+	}
+}
+
+u32 archpmu_ring_put_user(struct archpmu_ring_handle *h, const void __user *src, u32 len)
+{
+	struct archpmu_ring *r = h->ring;
+	u32 done = 0;
+
+	while (done < len) {
+		u64 at = (h->offset + done) & (r->size - 1);
+		u32 piece = min_t(u64, len - done, r->size - at);
+		u32 missed = copy_from_user_nmi(r->data + at, (const u8 __user *)src + done, piece);
+
+		if (missed) {
+			/* What follows an unreadable byte is not read either. */
+			done += piece - missed;
+			ring_zero(h, done, len);
+			break;
+		}
+		done += piece;
+	}
+	h->offset += len;
+	return done;
 }
 
 void archpmu_ring_end(struct archpmu_ring_handle *h)

@@ -56,6 +56,12 @@ void archpmu_ring_free(struct archpmu_ring *r);
 bool archpmu_ring_begin(struct archpmu_ring_handle *h, struct archpmu_ring *r,
 			u32 size);
 void archpmu_ring_put(struct archpmu_ring_handle *h, const void *src, u32 len);
+/*
+ * @len bytes of the current task's user memory at @src, without faulting
+ * (copy_from_user_nmi()): those that could be read, the rest zero. Returns
+ * how many could be read.
+ */
+u32 archpmu_ring_put_user(struct archpmu_ring_handle *h, const void __user *src, u32 len);
 void archpmu_ring_end(struct archpmu_ring_handle *h);
 
 /* Bytes ready for the reader. */

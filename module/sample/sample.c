@@ -19,14 +19,19 @@ int archpmu_sample_copy_in(struct archpmu_count_open *cmd,
 	unsigned int e;
 
 	*sampling = false;
-	if (cmd->__reserved1)
-		return -EINVAL;
 	if (!cmd->sample_events)
-		return cmd->sample_flags || cmd->ring_pages || cmd->wakeup_bytes ? -EINVAL : 0;
-	if (cmd->sample_flags & ~(ARCHPMU_SAMPLE_READ | ARCHPMU_SAMPLE_CALLCHAIN))
+		return cmd->sample_flags || cmd->ring_pages || cmd->wakeup_bytes ||
+		       cmd->stack_user ? -EINVAL : 0;
+	if (cmd->sample_flags & ~(ARCHPMU_SAMPLE_READ | ARCHPMU_SAMPLE_CALLCHAIN |
+				  ARCHPMU_SAMPLE_USER_STACK))
 		return -EINVAL;
 	if (cmd->ring_pages && (!is_power_of_2(cmd->ring_pages) ||
 				cmd->ring_pages > ARCHPMU_RING_MAX_PAGES))
+		return -EINVAL;
+	/* A sample must fit in half a ring, as the rest of it goes on being read. */
+	if (!(cmd->sample_flags & ARCHPMU_SAMPLE_USER_STACK) ? cmd->stack_user :
+	    !cmd->stack_user || cmd->stack_user % 8 || cmd->stack_user > ARCHPMU_STACK_USER_MAX ||
+	    cmd->stack_user > (u64)(cmd->ring_pages ?: ARCHPMU_RING_DEFAULT_PAGES) * PAGE_SIZE / 2)
 		return -EINVAL;
 	if (copy_from_user(specs, u64_to_user_ptr(cmd->sample_events),
 			   cmd->nr_events * sizeof(*specs)))
@@ -77,6 +82,8 @@ static int setup_claim(struct archpmu_sampler *smp, struct archpmu_claims *cl,
 	smp->read_group = cmd->sample_flags & ARCHPMU_SAMPLE_READ;
 	smp->task_scope = cl->task_here;
 	smp->callchain = cmd->sample_flags & ARCHPMU_SAMPLE_CALLCHAIN;
+	if (cmd->sample_flags & ARCHPMU_SAMPLE_USER_STACK)
+		smp->stack_user = cmd->stack_user;
 	for (e = 0; e < cl->nr_events; e++) {
 		struct archpmu_hw_event *hw = &c->hw[e];
 		const struct archpmu_sample_event *sp = &specs[e];

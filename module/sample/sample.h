@@ -30,6 +30,7 @@ struct archpmu_sampler {
 	u32 user_only;			/* events counting in user mode only, by index */
 	bool task_scope;		/* a task session's: whoever runs at the tick is not its */
 	bool callchain;			/* ARCHPMU_SAMPLE_CALLCHAIN */
+	u32 stack_user;			/* ARCHPMU_SAMPLE_USER_STACK: bytes, else 0 */
 	/* Throttles, unthrottles and lost samples told so far (notes.c). */
 	u64 noted[3];
 };
@@ -108,10 +109,16 @@ void archpmu_pmi_exit(void);
 void archpmu_pmi_stats(u64 *handled, u64 *ns);
 /*
  * callchain.c: @regs' call chain in perf's form (context markers, then the
- * frames: at most sample_max_stack), in a per-CPU buffer (*@ips) that stays
- * the caller's until its PMI handler returns; the number of entries.
+ * frames: at most sample_max_stack; the user's only with @user), in a
+ * per-CPU buffer (*@ips) that stays the caller's until its PMI handler
+ * returns; the number of entries.
  */
-u32 archpmu_callchain(struct pt_regs *regs, u64 **ips);
+u32 archpmu_callchain(struct pt_regs *regs, bool user, u64 **ips);
+/*
+ * The user context of a sample taken at @regs: @regs in user mode, else
+ * where the task's user mode left off; NULL in a kernel thread.
+ */
+struct pt_regs *archpmu_user_regs(struct pt_regs *regs);
 int archpmu_callchain_init(void);
 void archpmu_callchain_exit(void);
 /* The module parameter sample_max_rate: samples per second per CPU. */

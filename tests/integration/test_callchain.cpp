@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Call chains (ARCHPMU_SAMPLE_CALLCHAIN, record -g): perf's context markers,
 // the kernel's frames from its unwinder, the user's by frame pointers, and a
-// broken frame pointer that ends the chain and nothing else.
+// broken frame pointer that ends the chain and nothing else; and the user
+// registers and stack (ARCHPMU_SAMPLE_USER_STACK, --call-graph dwarf) that
+// let perf unwind code built without frame pointers.
 #include <linux/perf_event.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -197,4 +200,80 @@ TEST_CASE("a broken frame pointer ends the user chain, and nothing else happens"
     // The module goes on sampling: a second recording works.
     const auto again = run_tool("record -e instructions:u -F 100 -o " + file + ".2 -- true");
     CHECK(again.status == 0);
+}
+
+TEST_CASE("a sample's user registers and stack are where user mode left off",
+          "[callchain][user-stack]")
+{
+    LoadedModule mod(kExact);
+    const unsigned cpu = online_cpus().back();
+    auto events = archpmu::parse_event_list("branches");
+    events[0].sample.period = 10;
+    archpmu::SessionOptions o;
+    o.cpus = {cpu};
+    o.sampling = archpmu::SamplingOptions{};
+    o.sampling->callchain = true;
+    o.sampling->user_stack = 4096;
+    archpmu::Session s(events, o);
+    s.start();
+    pin_to(cpu);
+    volatile std::uint64_t marker = 0x6172636870'6d75ULL;  // on this thread's stack
+    inject_here(kBranches, 10);
+    unpin();
+    s.stop();
+    std::vector<archpmu::Sample> samples;
+    for (const auto& r : s.drain_merged())
+        if (auto one = archpmu::parse_sample(r, s.sample_format()))
+            samples.push_back(*one);
+    REQUIRE(samples.size() == 1);
+    const auto& one = samples[0];
+    // The kernel's chain only: the user's is the stack's to unwind.
+    REQUIRE_FALSE(one.callchain.empty());
+    CHECK(one.callchain[0] == PERF_CONTEXT_KERNEL);
+    CHECK(std::find(one.callchain.begin(), one.callchain.end(), PERF_CONTEXT_USER) ==
+          one.callchain.end());
+    REQUIRE(one.user_regs.size() == 20);
+    const std::uint64_t sp = one.user_regs[7];
+    const std::uint64_t ip = one.user_regs[8];
+    CHECK(ip < (1ULL << 47));
+    CHECK(sp < (1ULL << 47));
+    REQUIRE(one.user_stack.size() == 4096);
+    // The copy is this thread's stack: the marker is in it, where it lives.
+    const auto at = reinterpret_cast<std::uintptr_t>(&marker);
+    REQUIRE(at >= sp);
+    REQUIRE(at + 8 <= sp + 4096);
+    std::uint64_t seen = 0;
+    std::memcpy(&seen, one.user_stack.data() + (at - sp), 8);
+    CHECK(seen == marker);
+}
+
+TEST_CASE("record --call-graph dwarf: perf unwinds main -> a -> b in code without frame pointers",
+          "[callchain][user-stack][record-tool]")
+{
+    LoadedModule mod("backend=model model_version=4");
+    const unsigned cpu = online_cpus().back();
+    const std::string file = "/tmp/archpmu-record-dwarf.data";
+    ::unlink(file.c_str());
+    const auto rec =
+        run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) +
+                    " record --call-graph dwarf -e instructions:u -F 500 -o " + file + " -- " +
+                    std::string(ARCHPMU_SPIN_NOFP) + " chain 1 " + std::to_string(cpu));
+    INFO(rec.out);
+    REQUIRE(rec.status == 0);
+    unsigned in_spin = 0;
+    unsigned whole = 0;
+    for (const auto& chain : chains_of(file)) {
+        if (chain.front() != "archpmu_spin_user")
+            continue;
+        in_spin++;
+        if (calls_in_order(chain, {"archpmu_chain_b", "archpmu_chain_a", "main"}))
+            whole++;
+    }
+    INFO(in_spin << " samples in archpmu_spin_user, " << whole << " with main -> a -> b");
+    CHECK(in_spin >= 100);
+    CHECK(whole * 10 >= in_spin * 9);
+    const auto header = run_command("perf evlist -v -i " + file);
+    INFO(header.out);
+    CHECK(header.out.find("REGS_USER|STACK_USER") != std::string::npos);
+    CHECK(header.out.find("sample_stack_user: 8192") != std::string::npos);
 }

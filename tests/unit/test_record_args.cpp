@@ -94,3 +94,28 @@ TEST_CASE("record refuses bad values", "[record_args]")
     CHECK(cmd.status == 129);
     CHECK_THAT(cmd.error, Contains("archpmu record:"));
 }
+
+TEST_CASE("record's call graphs are perf's: -g, --call-graph fp and dwarf[,SIZE]", "[record_args]")
+{
+    auto cmd = parse({"record", "-g", "--", "true"});
+    REQUIRE(cmd.action == Command::Action::record);
+    CHECK(cmd.record.callchain);
+    CHECK(cmd.record.user_stack == 0);
+    cmd = parse({"record", "--call-graph", "fp", "--", "true"});
+    CHECK(cmd.record.callchain);
+    CHECK(cmd.record.user_stack == 0);
+    cmd = parse({"record", "--call-graph", "dwarf", "--", "true"});
+    CHECK(cmd.record.callchain);
+    CHECK(cmd.record.user_stack == 8192);
+    cmd = parse({"record", "--call-graph", "dwarf,100", "--", "true"});
+    CHECK(cmd.record.user_stack == 104);  // rounded up to 8, as perf
+    cmd = parse({"record", "--call-graph", "dwarf,99999", "--", "true"});
+    CHECK(cmd.status == 129);
+    CHECK_THAT(cmd.error, Contains("--call-graph"));
+    cmd = parse({"record", "--call-graph", "lbr", "--", "true"});
+    CHECK(cmd.status == 129);
+    cmd = parse({"record", "--call-graph", "fp,8", "--", "true"});
+    CHECK(cmd.status == 129);
+    cmd = parse({"record", "--", "true"});
+    CHECK_FALSE(cmd.record.callchain);
+}

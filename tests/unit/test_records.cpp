@@ -3,6 +3,7 @@
 // wraps around its end) and the k-way merge in time order. No kernel needed.
 #include <catch2/catch.hpp>
 
+#include <linux/perf_event.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -135,6 +136,47 @@ TEST_CASE("a sample record parses, with and without group values", "[records]")
     // Asking for group values that are not there fails.
     CHECK_FALSE(archpmu::parse_sample(sample_record(7, 1, 0), true));
     CHECK_FALSE(archpmu::parse_sample(throttle(7, 1, 0), false));
+}
+
+TEST_CASE("a sample's call chain, user registers and stack parse by the session's format",
+          "[records]")
+{
+    Record r = sample_record(7, 1, 0);
+    auto& b = r.bytes;
+    put64(b, 3);  // callchain: nr, then the entries
+    put64(b, PERF_CONTEXT_KERNEL);
+    put64(b, 0xffffffff81000000ULL);
+    put64(b, 0xffffffff81000010ULL);
+    put64(b, PERF_SAMPLE_REGS_ABI_64);
+    for (std::uint64_t i = 0; i < 20; ++i)
+        put64(b, 100 + i);
+    put64(b, 16);  // stack size, data, dyn_size
+    put64(b, 0x1111);
+    put64(b, 0);
+    put64(b, 8);
+    const auto size = static_cast<std::uint16_t>(b.size());
+    std::memcpy(b.data() + 6, &size, 2);
+
+    archpmu::SampleFormat format;
+    format.callchain = true;
+    format.user_stack = true;
+    const auto s = archpmu::parse_sample(r, format);
+    REQUIRE(s);
+    CHECK(s->callchain == std::vector<std::uint64_t>{PERF_CONTEXT_KERNEL, 0xffffffff81000000ULL,
+                                                     0xffffffff81000010ULL});
+    REQUIRE(s->user_regs.size() == 20);
+    CHECK(s->user_regs[8] == 108);       // ip
+    REQUIRE(s->user_stack.size() == 8);  // what could be read of the 16
+    CHECK(s->user_stack[0] == 0x11);
+    // Cut short, the record is refused, not read past its end.
+    Record cut = r;
+    cut.bytes.resize(cut.bytes.size() - 16);
+    CHECK_FALSE(archpmu::parse_sample(cut, format));
+    // Without the format, what follows the fixed fields is taken for a chain only.
+    const auto plain = archpmu::parse_sample(sample_record(7, 1, 0), false);
+    REQUIRE(plain);
+    CHECK(plain->callchain.empty());
+    CHECK(plain->user_regs.empty());
 }
 
 TEST_CASE("non-sample records sort by their sample_id trailer's time", "[records]")

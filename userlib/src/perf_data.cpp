@@ -186,6 +186,18 @@ perf_event_attr perf_attr_for(const EventSpec& event, bool read_group, bool call
     return a;
 }
 
+perf_event_attr perf_attr_for(const EventSpec& event, const SamplingOptions& sampling)
+{
+    perf_event_attr a = perf_attr_for(event, sampling.read_group, sampling.callchain);
+    if (sampling.user_stack) {
+        a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+        a.sample_regs_user = ARCHPMU_SAMPLE_REGS_USER_MASK;
+        a.sample_stack_user = sampling.user_stack;
+        a.exclude_callchain_user = sampling.callchain ? 1 : 0;
+    }
+    return a;
+}
+
 PerfDataWriter::PerfDataWriter(const std::string& path, std::vector<PerfEventDesc> events,
                                PerfDataInfo info)
     : PerfDataWriter(create_file(path), path, std::move(events), std::move(info))

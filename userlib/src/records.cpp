@@ -43,6 +43,15 @@ void copy_out(const RingMemory& ring, std::uint64_t pos, std::size_t len, std::u
 
 std::optional<Sample> parse_sample(const Record& record, bool read_group)
 {
+    // Without the format, what follows READ is taken for a call chain.
+    SampleFormat format;
+    format.read_group = read_group;
+    format.callchain = true;
+    return parse_sample(record, format);
+}
+
+std::optional<Sample> parse_sample(const Record& record, const SampleFormat& format)
+{
     // identifier, ip, pid/tid, time, id, cpu/res, period.
     constexpr std::size_t kFixed = kHeaderSize + std::size_t{7} * 8;
     const auto& b = record.bytes;
@@ -58,7 +67,7 @@ std::optional<Sample> parse_sample(const Record& record, bool read_group)
     s.period = load<std::uint64_t>(b, 56);
     s.kernel = (record.misc & kMiscCpumodeMask) == kMiscKernel;
     std::size_t at = kFixed;
-    if (read_group) {
+    if (format.read_group) {
         if (b.size() < at + 8)
             return std::nullopt;
         const auto nr = load<std::uint64_t>(b, at);
@@ -69,8 +78,7 @@ std::optional<Sample> parse_sample(const Record& record, bool read_group)
             s.values.push_back(
                 GroupValue{load<std::uint64_t>(b, at), load<std::uint64_t>(b, at + 8)});
     }
-    // What follows is the call chain (ARCHPMU_SAMPLE_CALLCHAIN).
-    if (b.size() >= at + 8) {
+    if (format.callchain && b.size() >= at + 8) {
         const auto nr = load<std::uint64_t>(b, at);
         if (nr > (b.size() - at - 8) / 8)
             return std::nullopt;
@@ -78,6 +86,33 @@ std::optional<Sample> parse_sample(const Record& record, bool read_group)
         for (std::uint64_t i = 0; i < nr; ++i, at += 8)
             s.callchain.push_back(load<std::uint64_t>(b, at));
     }
+    if (!format.user_stack)
+        return s;
+    // abi; regs (with a user context); size; data[size]; dyn_size (with a size).
+    constexpr std::size_t kRegs = 20;
+    if (b.size() < at + 8)
+        return std::nullopt;
+    const auto abi = load<std::uint64_t>(b, at);
+    at += 8;
+    if (abi != 0) {
+        if (b.size() < at + kRegs * 8)
+            return std::nullopt;
+        for (std::size_t i = 0; i < kRegs; ++i, at += 8)
+            s.user_regs.push_back(load<std::uint64_t>(b, at));
+    }
+    if (b.size() < at + 8)
+        return std::nullopt;
+    const auto size = load<std::uint64_t>(b, at);
+    at += 8;
+    if (size == 0)
+        return s;
+    if (size > b.size() - at || b.size() - at - size < 8)
+        return std::nullopt;
+    const auto dyn = load<std::uint64_t>(b, at + static_cast<std::size_t>(size));
+    if (dyn > size)
+        return std::nullopt;
+    s.user_stack.assign(b.begin() + static_cast<std::ptrdiff_t>(at),
+                        b.begin() + static_cast<std::ptrdiff_t>(at + dyn));
     return s;
 }
 

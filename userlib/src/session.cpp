@@ -193,8 +193,18 @@ std::uint32_t add_sampling(std::uint64_t caps, const SamplingOptions& so,
         throw Error(EOPNOTSUPP,
                     "this archpmu module cannot sample call chains (no ARCHPMU_CAP_CALLCHAIN): "
                     "load a newer module");
-    cmd.sample_flags =
-        (so.read_group ? ARCHPMU_SAMPLE_READ : 0U) | (so.callchain ? ARCHPMU_SAMPLE_CALLCHAIN : 0U);
+    if (so.user_stack && !(caps & ARCHPMU_CAP_USER_STACK))
+        throw Error(EOPNOTSUPP,
+                    "this archpmu module cannot sample user stacks (no ARCHPMU_CAP_USER_STACK): "
+                    "load a newer module");
+    if (so.user_stack % 8 != 0 || so.user_stack > ARCHPMU_STACK_USER_MAX)
+        throw Error(EINVAL, "a user stack of " + std::to_string(so.user_stack) +
+                                " bytes: give a multiple of 8 up to " +
+                                std::to_string(ARCHPMU_STACK_USER_MAX));
+    cmd.sample_flags = (so.read_group ? ARCHPMU_SAMPLE_READ : 0U) |
+                       (so.callchain ? ARCHPMU_SAMPLE_CALLCHAIN : 0U) |
+                       (so.user_stack ? ARCHPMU_SAMPLE_USER_STACK : 0U);
+    cmd.stack_user = so.user_stack;
     cmd.ring_pages = pages;
     cmd.wakeup_bytes = so.wakeup_bytes;
     return pages;
@@ -239,8 +249,7 @@ void Session::open(const SessionOptions& options)
                         "this archpmu module cannot sample tasks (no ARCHPMU_CAP_TASK_SAMPLE): "
                         "load a newer module, or sample CPUs");
         pages = add_sampling(caps, *options.sampling, events_, sevs, ids_, cmd);
-        read_group_ = options.sampling->read_group;
-        callchain_ = options.sampling->callchain;
+        sampling_ = *options.sampling;
     }
     const int ret = ::ioctl(device.get(), ARCHPMU_IOC_COUNT_OPEN, &cmd);
     if (ret < 0) {

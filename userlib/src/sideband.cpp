@@ -138,7 +138,7 @@ perf_event_attr sideband_attr()
 }
 
 Sideband::Sideband(std::vector<std::uint32_t> cpus, std::uint32_t ring_pages,
-                   const std::vector<SidebandTarget>& targets)
+                   const std::vector<SidebandTarget>& targets, bool data_maps)
     : cpus_(std::move(cpus)), page_size_(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)))
 {
     const std::vector<SidebandTarget> everyone{SidebandTarget{-1, false}};
@@ -149,6 +149,7 @@ Sideband::Sideband(std::vector<std::uint32_t> cpus, std::uint32_t ring_pages,
         int owner = -1;
         for (const auto& target : whom) {
             perf_event_attr attr = sideband_attr();
+            attr.mmap_data = data_maps ? 1 : 0;
             if (tasks) {
                 attr.inherit = 1;
                 attr.exclude_kernel = 1;  // a dummy counts nothing: this lets paranoid 2 allow it
@@ -244,7 +245,25 @@ Record make_kernel_mmap_record(std::uint64_t text, std::uint64_t time, std::uint
     return b.finish(pid, 0, time, id);
 }
 
+namespace {
+
+std::vector<MapEntry> parse_maps(const std::string& maps_text, bool data);
+
+}  // namespace
+
 std::vector<MapEntry> parse_exec_maps(const std::string& maps_text)
+{
+    return parse_maps(maps_text, false);
+}
+
+std::vector<MapEntry> parse_file_maps(const std::string& maps_text)
+{
+    return parse_maps(maps_text, true);
+}
+
+namespace {
+
+std::vector<MapEntry> parse_maps(const std::string& maps_text, bool data)
 {
     std::vector<MapEntry> out;
     std::istringstream in(maps_text);
@@ -257,13 +276,16 @@ std::vector<MapEntry> parse_exec_maps(const std::string& maps_text)
         std::string offset;
         std::string dev;
         MapEntry m;
-        if (!(f >> range >> perms >> offset >> dev >> m.ino) || perms.size() < 4 || perms[2] != 'x')
+        if (!(f >> range >> perms >> offset >> dev >> m.ino) || perms.size() < 4 ||
+            (perms[2] != 'x' && !data))
             continue;
         std::string path;
         std::getline(f, path);
         path.erase(0, path.find_first_not_of(" \t"));
         if (path.empty() || (path[0] != '/' && path[0] != '['))
             continue;  // anonymous code (JITs): nothing to symbolise
+        if (perms[2] != 'x' && path[0] != '/')
+            continue;  // [heap], [stack]: no file to read
         const auto dash = range.find('-');
         const auto colon = dev.find(':');
         if (dash == std::string::npos || colon == std::string::npos)
@@ -277,13 +299,16 @@ std::vector<MapEntry> parse_exec_maps(const std::string& maps_text)
         } catch (const std::exception&) {
             continue;
         }
-        m.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+        m.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+                 (perms[2] == 'x' ? PROT_EXEC : 0);
         m.flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
         m.path = std::move(path);
         out.push_back(std::move(m));
     }
     return out;
 }
+
+}  // namespace
 
 namespace {
 
@@ -301,7 +326,7 @@ void synthesize_kernel(std::vector<Record>& out, std::uint64_t time, std::uint64
 
 // Every thread's COMM and the process's executable mappings; nothing if it is gone.
 void synthesize_process(std::vector<Record>& out, std::uint32_t pid, std::uint64_t time,
-                        std::uint64_t id)
+                        std::uint64_t id, bool data_maps)
 {
     const std::string dir = "/proc/" + std::to_string(pid);
     for (const auto tid : numeric_entries(dir + "/task")) {
@@ -311,30 +336,32 @@ void synthesize_process(std::vector<Record>& out, std::uint32_t pid, std::uint64
         if (!comm.empty())
             out.push_back(make_comm_record(pid, tid, comm, time, id));
     }
-    for (const auto& m : parse_exec_maps(read_file(dir + "/maps")))
+    const std::string maps = read_file(dir + "/maps");
+    for (const auto& m : data_maps ? parse_file_maps(maps) : parse_exec_maps(maps))
         out.push_back(make_mmap2_record(pid, pid, m, time, id));
 }
 
 }  // namespace
 
 std::vector<Record> synthesize_system(std::uint64_t time, std::uint64_t id,
-                                      std::vector<std::string>* warnings)
+                                      std::vector<std::string>* warnings, bool data_maps)
 {
     std::vector<Record> out;
     synthesize_kernel(out, time, id, warnings);
     for (const auto pid : numeric_entries("/proc"))
-        synthesize_process(out, pid, time, id);
+        synthesize_process(out, pid, time, id, data_maps);
     return out;
 }
 
 std::vector<Record> synthesize_processes(const std::vector<pid_t>& pids, std::uint64_t time,
-                                         std::uint64_t id, std::vector<std::string>* warnings)
+                                         std::uint64_t id, std::vector<std::string>* warnings,
+                                         bool data_maps)
 {
     std::vector<Record> out;
     synthesize_kernel(out, time, id, warnings);
     for (const auto pid : pids)
         if (pid > 0)
-            synthesize_process(out, static_cast<std::uint32_t>(pid), time, id);
+            synthesize_process(out, static_cast<std::uint32_t>(pid), time, id, data_maps);
     return out;
 }
 

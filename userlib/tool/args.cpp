@@ -214,11 +214,13 @@ CLI::App* add_record(CLI::App& app, RecordArgs& a, RecordOptions& rec)
     record->add_flag("--sample-read", rec.read_group, "samples carry every event's count");
     a.graph_opt =
         record->add_flag("-g", a.graph, "samples carry their call chains (--call-graph fp)");
-    a.call_graph_opt = record
-                           ->add_option("--call-graph", a.call_graph,
-                                        "samples carry their call chains, kernel and user: fp "
-                                        "(user frames by frame pointers)")
-                           ->type_name("MODE");
+    a.call_graph_opt =
+        record
+            ->add_option("--call-graph", a.call_graph,
+                         "samples carry their call chains, kernel and user: fp (user frames by "
+                         "frame pointers) or dwarf[,SIZE] (SIZE bytes of user stack, default "
+                         "8192, for perf to unwind code built without frame pointers)")
+            ->type_name("MODE");
     a.duration_opt = record
                          ->add_option("--duration", a.duration,
                                       "record for SECONDS, without a COMMAND (else until the "
@@ -247,14 +249,22 @@ void check_record(const RecordArgs& a, RecordOptions& rec)
     if (a.duration_opt->count())
         rec.duration = parse_duration(a.duration);
     if (a.call_graph_opt->count()) {
-        // perf's --call-graph mode[,size]: fp only here.
-        const std::string mode = a.call_graph.substr(0, a.call_graph.find(','));
-        if (mode == "dwarf" || mode == "lbr")
-            refuse("--call-graph", "'" + mode +
-                                       "' is not supported yet; give fp (code built with frame "
-                                       "pointers, and the kernel)");
-        if (mode != "fp")
-            refuse("--call-graph", "'" + a.call_graph + "' is not a mode; give fp");
+        // perf's --call-graph mode[,size].
+        const std::size_t comma = a.call_graph.find(',');
+        const std::string mode = a.call_graph.substr(0, comma);
+        if (mode == "dwarf") {
+            rec.user_stack = kDefaultUserStack;
+            if (comma != std::string::npos) {
+                const std::uint64_t size = parse_count(
+                    "--call-graph", a.call_graph.substr(comma + 1), ARCHPMU_STACK_USER_MAX);
+                // As perf: rounded up to 8 bytes.
+                rec.user_stack = static_cast<std::uint32_t>((size + 7) / 8 * 8);
+            }
+        } else if (mode == "lbr") {
+            refuse("--call-graph", "'lbr' is not supported; give fp or dwarf");
+        } else if (mode != "fp" || comma != std::string::npos) {
+            refuse("--call-graph", "'" + a.call_graph + "' is not a mode; give fp or dwarf[,SIZE]");
+        }
     }
     rec.callchain = a.graph_opt->count() || a.call_graph_opt->count();
     if (rec.output.empty())

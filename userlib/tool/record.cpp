@@ -40,6 +40,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kPollMs = 100;
+constexpr std::uint32_t kUserStackRingPages = 128;
 constexpr std::uint32_t kFinishedRound = 68;  // PERF_RECORD_FINISHED_ROUND
 
 // perf's marker after each pass over the rings: what came before it and is no
@@ -257,7 +258,7 @@ std::vector<Sideband> open_sidebands(const RecordOptions& opts, const std::vecto
         for (const pid_t tid : tids)
             targets.push_back(SidebandTarget{tid, false});
         try {
-            out.emplace_back(cpus, 64, targets);
+            out.emplace_back(cpus, 64, targets, opts.user_stack != 0);
             return out;
         } catch (const Error& e) {
             out.clear();
@@ -267,7 +268,7 @@ std::vector<Sideband> open_sidebands(const RecordOptions& opts, const std::vecto
     try {
         // On every online CPU, whatever -C says: a command may exec and map
         // its libraries on another CPU before it runs on a recorded one.
-        out.emplace_back(cpus);
+        out.emplace_back(cpus, 64, std::vector<SidebandTarget>{}, opts.user_stack != 0);
     } catch (const Error& e) {
         std::cerr << "archpmu record: warning: no side-band events ("
                   << (why.empty() ? "" : why + "; ") << e.what()
@@ -294,8 +295,13 @@ int run_record(const RecordOptions& opts)
     so.device = opts.device;
     so.sampling = SamplingOptions{};
     so.sampling->ring_pages = opts.ring_pages;
+    // A stack in every sample: a larger ring by default, still within perf's
+    // per-user allowance (ring_mlock_kb, 516 KiB per CPU).
+    if (!opts.ring_pages && opts.user_stack)
+        so.sampling->ring_pages = kUserStackRingPages;
     so.sampling->read_group = opts.read_group;
     so.sampling->callchain = opts.callchain;
+    so.sampling->user_stack = opts.user_stack;
     std::vector<Session> sessions;
     const auto on_task = [&](const TaskScope& task) {
         SessionOptions o = so;
@@ -337,7 +343,7 @@ int run_record(const RecordOptions& opts)
     std::vector<PerfEventDesc> descs;
     for (std::size_t i = 0; i < first.events().size(); ++i) {
         PerfEventDesc d;
-        d.attr = perf_attr_for(first.events()[i], first.read_group(), first.callchain());
+        d.attr = perf_attr_for(first.events()[i], first.sampling());
         if (!opts.system_wide) {
             // perf reads SAMPLE_READ values of an inherited event per thread; these are per CPU.
             d.attr.inherit = first.read_group() ? 0 : 1;
@@ -367,8 +373,10 @@ int run_record(const RecordOptions& opts)
     std::vector<std::string> warnings;
     const std::uint64_t synth_id =
         sidebands.empty() ? first.cpu_ids(0)[0] : sidebands.front().ids()[0];
-    writer.write(opts.system_wide ? synthesize_system(0, synth_id, &warnings)
-                                  : synthesize_processes(processes, 0, synth_id, &warnings));
+    const bool data_maps = opts.user_stack != 0;  // a DWARF unwinder reads the files' tables
+    writer.write(opts.system_wide
+                     ? synthesize_system(0, synth_id, &warnings, data_maps)
+                     : synthesize_processes(processes, 0, synth_id, &warnings, data_maps));
     for (const auto& w : warnings)
         std::cerr << "archpmu record: warning: " << w << '\n';
 
@@ -384,7 +392,7 @@ int run_record(const RecordOptions& opts)
 
     std::optional<MapsFollower> maps;
     if (sidebands.empty())
-        maps.emplace(synth_id);
+        maps.emplace(synth_id, data_maps);
     Pump pump(sessions, sidebands, maps ? &*maps : nullptr, writer);
     const auto start = Clock::now();
     for (auto& session : sessions)

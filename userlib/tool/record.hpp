@@ -16,6 +16,8 @@ namespace archpmu::tool {
 
 // perf record's default frequency.
 inline constexpr std::uint64_t kDefaultRecordFreq = 4000;
+// perf record --call-graph dwarf's default stack dump.
+inline constexpr std::uint32_t kDefaultUserStack = 8192;
 
 // Checked options (parse_command_line in args.hpp makes them).
 struct RecordOptions {
@@ -31,7 +33,8 @@ struct RecordOptions {
     std::uint64_t freq_hz = kDefaultRecordFreq;
     std::uint32_t ring_pages = 0;  // -m; 0: the module's default
     bool read_group = false;       // --sample-read: samples carry every event's count
-    bool callchain = false;        // -g, --call-graph fp
+    bool callchain = false;        // -g, --call-graph fp or dwarf
+    std::uint32_t user_stack = 0;  // --call-graph dwarf[,SIZE]: bytes of user stack per sample
     std::string output = "perf.data";
     std::optional<std::chrono::nanoseconds> duration;  // without a COMMAND
     std::vector<std::string> command;

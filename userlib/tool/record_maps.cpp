@@ -25,7 +25,7 @@ std::vector<Record> MapsFollower::before(const std::vector<Record>& round)
     // process may have mapped more since.
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> first;
     for (const auto& r : round) {
-        const auto s = parse_sample(r, false);
+        const auto s = parse_sample(r, SampleFormat{});  // the fixed fields only
         if (!s || s->pid == 0)
             continue;
         const auto key = std::make_pair(s->pid, s->tid);
@@ -54,7 +54,8 @@ std::vector<Record> MapsFollower::before(const std::vector<Record>& round)
     }
     for (const auto& [pid, at] : process_first) {
         auto& told = maps_[pid];
-        for (const auto& m : parse_exec_maps(slurp("/proc/" + std::to_string(pid) + "/maps")))
+        const std::string text = slurp("/proc/" + std::to_string(pid) + "/maps");
+        for (const auto& m : data_maps_ ? parse_file_maps(text) : parse_exec_maps(text))
             if (told.emplace(m.start, m.path).second)
                 out.push_back(make_mmap2_record(pid, pid, m, at, id_));
     }

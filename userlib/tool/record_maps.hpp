@@ -20,7 +20,10 @@ namespace archpmu::tool {
 class MapsFollower {
 public:
     // Records are attributed to `id` (an event whose sample_id trailer is the same).
-    explicit MapsFollower(std::uint64_t id) : id_(id) {}
+    // data_maps: the mappings of files that are not code too (--call-graph dwarf).
+    explicit MapsFollower(std::uint64_t id, bool data_maps = false) : id_(id), data_maps_(data_maps)
+    {
+    }
 
     // For a round of records about to be written: the COMM and MMAP2 records of
     // the threads and processes its samples name that were not told yet, each
@@ -31,6 +34,7 @@ public:
 
 private:
     std::uint64_t id_;
+    bool data_maps_;
     std::set<std::pair<std::uint32_t, std::uint32_t>> threads_;  // (pid, tid) told
     std::map<std::uint32_t, std::set<std::pair<std::uint64_t, std::string>>> maps_;
 };

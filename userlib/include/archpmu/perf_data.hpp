@@ -11,6 +11,7 @@
 
 #include "archpmu/events.hpp"
 #include "archpmu/records.hpp"
+#include "archpmu/sampling.hpp"
 #include "archpmu/unique_fd.hpp"
 
 namespace archpmu {
@@ -66,6 +67,9 @@ PerfDataInfo host_perf_data_info(std::vector<std::string> cmdline);
 // PERFEVTSEL image; sample_type IDENTIFIER | IP | TID | TIME | ID | CPU | PERIOD
 // (| READ with read_format GROUP | ID) (| CALLCHAIN), sample_id_all, CLOCK_MONOTONIC.
 perf_event_attr perf_attr_for(const EventSpec& event, bool read_group, bool callchain = false);
+// The same for samples with what `sampling` asks (user_stack: REGS_USER and
+// STACK_USER, with exclude_callchain_user, as perf record --call-graph dwarf).
+perf_event_attr perf_attr_for(const EventSpec& event, const SamplingOptions& sampling);
 
 // Writes a perf.data file: the header and attributes first, the records as
 // they come, and at finish() the feature sections and the final header. A

@@ -52,12 +52,27 @@ struct Sample {
     // With CALLCHAIN (SamplingOptions::callchain): perf's chain, PERF_CONTEXT_KERNEL
     // and the kernel's frames, then PERF_CONTEXT_USER and the user's.
     std::vector<std::uint64_t> callchain;
+    // With REGS_USER and STACK_USER (SamplingOptions::user_stack): the user
+    // registers of ARCHPMU_SAMPLE_REGS_USER_MASK in bit order (none without a user
+    // context), and the bytes of user stack from the stack pointer up that could
+    // be read.
+    std::vector<std::uint64_t> user_regs;
+    std::vector<std::uint8_t> user_stack;
+};
+
+// What a session's samples carry beyond the fixed fields.
+struct SampleFormat {
+    bool read_group = false;  // READ
+    bool callchain = false;   // CALLCHAIN
+    bool user_stack = false;  // REGS_USER and STACK_USER
 };
 
 // The sample in a PERF_RECORD_SAMPLE record, or nullopt when the record is not
 // a sample or is too short for its fields. With read_group the record must carry
 // the READ part; a call chain is read when the record goes on after it.
 std::optional<Sample> parse_sample(const Record& record, bool read_group);
+// The same for samples of the given format (Session::sample_format()).
+std::optional<Sample> parse_sample(const Record& record, const SampleFormat& format);
 
 // The sample_id trailer of a non-sample record, or nullopt when it is too short.
 std::optional<SampleId> parse_sample_id(const Record& record);

@@ -44,6 +44,11 @@ struct SamplingOptions {
     // Samples carry their call chain, kernel and user (by frame pointers):
     // ARCHPMU_SAMPLE_CALLCHAIN, perf record -g.
     bool callchain = false;
+    // Bytes of user stack each sample copies, with the user registers, for an
+    // unwinder to walk code without frame pointers (ARCHPMU_SAMPLE_USER_STACK,
+    // perf record --call-graph dwarf): a multiple of 8 up to 32768; 0: none. The
+    // call chain is then the kernel's part only.
+    std::uint32_t user_stack = 0;
 };
 
 // The counters of one CPU's ring (its struct archpmu_ring_page).

@@ -164,8 +164,14 @@ public:
     [[nodiscard]] std::vector<std::uint64_t> cpu_ids(std::size_t event) const;
     // The CPUs of the rings, ascending: ring i belongs to cpus()[i].
     [[nodiscard]] const std::vector<std::uint32_t>& cpus() const noexcept { return cpus_; }
-    [[nodiscard]] bool read_group() const noexcept { return read_group_; }
-    [[nodiscard]] bool callchain() const noexcept { return callchain_; }
+    // What its samples carry (SessionOptions::sampling), for parse_sample().
+    [[nodiscard]] const SamplingOptions& sampling() const noexcept { return sampling_; }
+    [[nodiscard]] bool read_group() const noexcept { return sampling_.read_group; }
+    [[nodiscard]] bool callchain() const noexcept { return sampling_.callchain; }
+    [[nodiscard]] SampleFormat sample_format() const noexcept
+    {
+        return SampleFormat{sampling_.read_group, sampling_.callchain, sampling_.user_stack != 0};
+    }
     [[nodiscard]] std::vector<RingStats> ring_stats() const;
     // How many times a ring held a malformed record (the rest of it was skipped).
     [[nodiscard]] std::size_t corrupt_rings() const noexcept { return corrupt_; }
@@ -181,8 +187,7 @@ private:
     std::uint32_t cpu_count_ = 0;
     std::vector<std::uint64_t> ids_;
     std::vector<std::uint32_t> cpus_;
-    bool read_group_ = false;
-    bool callchain_ = false;
+    SamplingOptions sampling_;
     std::size_t page_size_ = 0;
     std::size_t corrupt_ = 0;
     UniqueFd fd_;                 // the session's file, or the device's that holds the session

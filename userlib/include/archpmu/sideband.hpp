@@ -40,8 +40,10 @@ struct SidebandTarget {
 // kernel.perf_event_paranoid <= 0); one's own threads, paranoid <= 2.
 class Sideband {
 public:
+    // data_maps: the mappings of files that are not code too (perf's mmap_data), which
+    // a DWARF unwinder reads unwind tables from (--call-graph dwarf).
     explicit Sideband(std::vector<std::uint32_t> cpus, std::uint32_t ring_pages = 64,
-                      const std::vector<SidebandTarget>& targets = {});
+                      const std::vector<SidebandTarget>& targets = {}, bool data_maps = false);
 
     // The kernel's id of each CPU's event (PERF_EVENT_IOC_ID), in cpus order.
     [[nodiscard]] const std::vector<std::uint64_t>& ids() const noexcept { return ids_; }
@@ -86,16 +88,20 @@ Record make_kernel_mmap_record(std::uint64_t text, std::uint64_t time, std::uint
 
 // The executable mappings of one /proc/PID/maps text.
 std::vector<MapEntry> parse_exec_maps(const std::string& maps_text);
+// Those and the mappings of files that are not code (what data_maps records).
+std::vector<MapEntry> parse_file_maps(const std::string& maps_text);
 
 // COMM records of every thread and MMAP2 records of every process's executable
 // mappings, from /proc, and the kernel's MMAP from /proc/kallsyms. Processes that
 // vanish meanwhile are skipped; a line for *warnings when the kernel text could
 // not be found (kptr_restrict).
 std::vector<Record> synthesize_system(std::uint64_t time, std::uint64_t id,
-                                      std::vector<std::string>* warnings = nullptr);
+                                      std::vector<std::string>* warnings = nullptr,
+                                      bool data_maps = false);
 // The same for the processes `pids` only (and the kernel's MMAP).
 std::vector<Record> synthesize_processes(const std::vector<pid_t>& pids, std::uint64_t time,
                                          std::uint64_t id,
-                                         std::vector<std::string>* warnings = nullptr);
+                                         std::vector<std::string>* warnings = nullptr,
+                                         bool data_maps = false);
 
 }  // namespace archpmu
