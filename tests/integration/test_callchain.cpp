@@ -12,6 +12,7 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "archpmu.h"
@@ -70,6 +71,40 @@ bool calls_in_order(const std::vector<std::string>& chain, const std::vector<std
     return true;
 }
 
+// archpmu record OPTIONS -o FILE -- WORKLOAD, the recorder on CPU 0 so that the
+// workload's CPU time is its own: perf script's chains of the recording.
+std::vector<std::vector<std::string>> record_chains(const std::string& options,
+                                                    const std::string& workload,
+                                                    const std::string& file)
+{
+    ::unlink(file.c_str());
+    const auto rec = run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) + " record " +
+                                 options + " -o " + file + " -- " + workload);
+    INFO(rec.out);
+    REQUIRE(rec.status == 0);
+    return chains_of(file);
+}
+
+// Of the samples whose innermost frame is `leaf`: how many, and how many with
+// `callers` (innermost first) in their chain.
+std::pair<unsigned, unsigned> leaf_with_callers(const std::vector<std::vector<std::string>>& chains,
+                                                const std::string& leaf,
+                                                const std::vector<std::string>& callers)
+{
+    unsigned in_leaf = 0;
+    unsigned whole = 0;
+    for (const auto& chain : chains) {
+        if (chain.front() != leaf)
+            continue;
+        in_leaf++;
+        if (calls_in_order(chain, callers))
+            whole++;
+    }
+    return {in_leaf, whole};
+}
+
+const std::vector<std::string> kChainCallers{"archpmu_chain_b", "archpmu_chain_a", "main"};
+
 }  // namespace
 
 TEST_CASE("a sample's call chain has perf's markers; a user-mode event's has no kernel part",
@@ -123,21 +158,9 @@ TEST_CASE("record -g: perf report shows main -> a -> b -> the spin of a frame-po
     LoadedModule mod("backend=model model_version=4");
     const unsigned cpu = online_cpus().back();
     const std::string file = "/tmp/archpmu-record-g.data";
-    ::unlink(file.c_str());
-    const auto rec = run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) +
-                                 " record -g -e instructions:u -F 1000 -o " + file + " -- " +
-                                 spin("chain", "1", cpu));
-    INFO(rec.out);
-    REQUIRE(rec.status == 0);
-    unsigned in_spin = 0;
-    unsigned whole = 0;
-    for (const auto& chain : chains_of(file)) {
-        if (chain.front() != "archpmu_spin_user")
-            continue;
-        in_spin++;
-        if (calls_in_order(chain, {"archpmu_chain_b", "archpmu_chain_a", "main"}))
-            whole++;
-    }
+    const auto [in_spin, whole] = leaf_with_callers(
+        record_chains("-g -e instructions:u -F 1000", spin("chain", "1", cpu), file),
+        "archpmu_spin_user", kChainCallers);
     INFO(in_spin << " samples in archpmu_spin_user, " << whole << " with main -> a -> b");
     CHECK(in_spin >= 200);
     CHECK(whole * 10 >= in_spin * 9);
@@ -152,16 +175,10 @@ TEST_CASE("record -g -e cycles:k over system calls: kernel chains reach the sysc
 {
     LoadedModule mod("backend=model model_version=4");
     const unsigned cpu = online_cpus().back();
-    const std::string file = "/tmp/archpmu-record-gk.data";
-    ::unlink(file.c_str());
-    const auto rec = run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) +
-                                 " record -g -e cycles:k -F 1000 -o " + file + " -- " +
-                                 spin("syscalls", "1", cpu));
-    INFO(rec.out);
-    REQUIRE(rec.status == 0);
     unsigned samples = 0;
     unsigned entry = 0;
-    for (const auto& chain : chains_of(file)) {
+    for (const auto& chain : record_chains("-g -e cycles:k -F 1000", spin("syscalls", "1", cpu),
+                                           "/tmp/archpmu-record-gk.data")) {
         samples++;
         if (std::any_of(chain.begin(), chain.end(), [](const std::string& s) {
                 return s.rfind("entry_SYSCALL_64", 0) == 0 || s == "do_syscall_64";
@@ -179,15 +196,10 @@ TEST_CASE("a broken frame pointer ends the user chain, and nothing else happens"
     LoadedModule mod("backend=model model_version=4");
     const unsigned cpu = online_cpus().back();
     const std::string file = "/tmp/archpmu-record-badfp.data";
-    ::unlink(file.c_str());
-    const auto rec = run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) +
-                                 " record -g -e instructions:u -F 1000 -o " + file + " -- " +
-                                 spin("badfp", "1", cpu));
-    INFO(rec.out);
-    REQUIRE(rec.status == 0);
     unsigned in_loop = 0;
     unsigned cut = 0;
-    for (const auto& chain : chains_of(file)) {
+    for (const auto& chain :
+         record_chains("-g -e instructions:u -F 1000", spin("badfp", "1", cpu), file)) {
         if (chain.front() != "archpmu_spin_badfp")
             continue;
         in_loop++;
@@ -253,22 +265,10 @@ TEST_CASE("record --call-graph dwarf: perf unwinds main -> a -> b in code withou
     LoadedModule mod("backend=model model_version=4");
     const unsigned cpu = online_cpus().back();
     const std::string file = "/tmp/archpmu-record-dwarf.data";
-    ::unlink(file.c_str());
-    const auto rec =
-        run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) +
-                    " record --call-graph dwarf -e instructions:u -F 500 -o " + file + " -- " +
-                    std::string(ARCHPMU_SPIN_NOFP) + " chain 1 " + std::to_string(cpu));
-    INFO(rec.out);
-    REQUIRE(rec.status == 0);
-    unsigned in_spin = 0;
-    unsigned whole = 0;
-    for (const auto& chain : chains_of(file)) {
-        if (chain.front() != "archpmu_spin_user")
-            continue;
-        in_spin++;
-        if (calls_in_order(chain, {"archpmu_chain_b", "archpmu_chain_a", "main"}))
-            whole++;
-    }
+    const auto [in_spin, whole] = leaf_with_callers(
+        record_chains("--call-graph dwarf -e instructions:u -F 500",
+                      std::string(ARCHPMU_SPIN_NOFP) + " chain 1 " + std::to_string(cpu), file),
+        "archpmu_spin_user", kChainCallers);
     INFO(in_spin << " samples in archpmu_spin_user, " << whole << " with main -> a -> b");
     CHECK(in_spin >= 100);
     CHECK(whole * 10 >= in_spin * 9);

@@ -15,37 +15,16 @@
 
 #include "archpmu.h"
 #include "archpmu/records.hpp"
+#include "record_builder.hpp"
 #include "record_maps.hpp"
 
 using archpmu::Record;
 
 namespace {
 
-void put64(std::vector<std::uint8_t>& b, std::uint64_t v)
-{
-    const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
-    b.insert(b.end(), p, p + 8);
-}
-
 Record sample_of(std::uint32_t pid, std::uint32_t tid, std::uint64_t time)
 {
-    std::vector<std::uint8_t> b(8);
-    put64(b, 7);       // identifier
-    put64(b, 0x1000);  // ip
-    put64(b, static_cast<std::uint64_t>(tid) << 32 | pid);
-    put64(b, time);
-    put64(b, 7);  // id
-    put64(b, 0);  // cpu, res
-    put64(b, 1000);
-    Record r;
-    r.type = ARCHPMU_RECORD_SAMPLE;
-    r.misc = ARCHPMU_RECORD_MISC_USER;
-    const auto size = static_cast<std::uint16_t>(b.size());
-    std::memcpy(b.data(), &r.type, 4);
-    std::memcpy(b.data() + 4, &r.misc, 2);
-    std::memcpy(b.data() + 6, &size, 2);
-    r.bytes = std::move(b);
-    return r;
+    return sample_record(7, time, 0, 0x1000, nullptr, pid, tid);
 }
 
 std::string self_exe()
