@@ -135,8 +135,7 @@ static void gate_load_periods(const struct archpmu_claims *cl, struct archpmu_cl
 			next = clamp_t(s64, carry[e].left, 1, hw->period);
 		}
 		mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
-		start = archpmu_sampling_start(next, mask);
-		local64_set(&hw->period_left, next);
+		start = archpmu_hw_event_load(hw, next, mask);
 		local64_set(&hw->prev, start);
 		archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
 	}

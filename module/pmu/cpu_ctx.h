@@ -119,6 +119,16 @@ static inline u64 archpmu_sampling_start(u64 left, u64 width_mask)
 }
 
 /*
+ * A sampling event has @left events to go: the value its counter is
+ * programmed with.
+ */
+static inline u64 archpmu_hw_event_load(struct archpmu_hw_event *hw, s64 left, u64 width_mask)
+{
+	local64_set(&hw->period_left, left);
+	return archpmu_sampling_start(left, width_mask);
+}
+
+/*
  * A sampling event starts a period: the value its counter is programmed with
  * (0 to count from zero).
  */
@@ -126,8 +136,7 @@ static inline u64 archpmu_hw_event_start(struct archpmu_hw_event *hw, u64 width_
 {
 	if (!hw->period)
 		return 0;
-	local64_set(&hw->period_left, hw->period);
-	return archpmu_sampling_start(hw->period, width_mask);
+	return archpmu_hw_event_load(hw, hw->period, width_mask);
 }
 
 /* Saved PMU state: what a claim found, to put back on release. */
