@@ -52,3 +52,24 @@ inline archpmu::Record sample_record(std::uint64_t id, std::uint64_t time, std::
     r.bytes = std::move(b);
     return r;
 }
+
+// A ring in memory: control page and data, with records placed from `tail`.
+struct FakeRing {
+    explicit FakeRing(std::size_t data_size) : control(4096 / 8, 0), data(data_size, 0xee) {}
+
+    void place(std::uint64_t tail, const std::vector<archpmu::Record>& records)
+    {
+        std::uint64_t pos = tail;
+        for (const auto& r : records)
+            for (const auto byte : r.bytes)
+                data[pos++ % data.size()] = byte;
+        control[1024 / 8] = pos;   // data_head
+        control[1032 / 8] = tail;  // data_tail
+    }
+    archpmu::RingMemory memory()
+    {
+        return archpmu::RingMemory{control.data(), data.data(), data.size()};
+    }
+    std::vector<std::uint64_t> control;
+    std::vector<std::uint8_t> data;
+};

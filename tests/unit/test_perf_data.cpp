@@ -20,6 +20,7 @@
 #include "archpmu/events.hpp"
 #include "archpmu/perf_data.hpp"
 #include "archpmu/sideband.hpp"
+#include "record_builder.hpp"
 
 using archpmu::Record;
 
@@ -83,14 +84,24 @@ std::uint64_t write_file(const std::string& path)
     m.flags = 2;
     m.path = "/nonexistent/synthbin";
     std::uint64_t bytes = 0;
-    for (const auto& r :
-         {archpmu::make_kernel_mmap_record(0xffffffff81000000ULL, 0, kDummyId),
-          archpmu::make_comm_record(kPid, kPid, "synthproc", 0, kDummyId),
-          archpmu::make_mmap2_record(kPid, kPid, m, 0, kDummyId), sample(1000, 0x401234, 2),
-          sample(2000, 0x401238, 2), sample(3000, 0x402000, 2)}) {
+    for (const auto& r : {archpmu::make_kernel_mmap_record(0xffffffff81000000ULL, 0, kDummyId),
+                          archpmu::make_comm_record(kPid, kPid, "synthproc", 0, kDummyId),
+                          archpmu::make_mmap2_record(kPid, kPid, m, 0, kDummyId)}) {
         w.write(r);
         bytes += r.size();
     }
+    // The samples as the recorder writes them: in place in a ring, across its end.
+    FakeRing ring(256);
+    const std::vector<Record> samples{sample(1000, 0x401234, 2), sample(2000, 0x401238, 2),
+                                      sample(3000, 0x402000, 2)};
+    ring.place(160, samples);
+    const archpmu::RingMemory memory = ring.memory();
+    archpmu::read_ring_span(memory, [&](const archpmu::RingSpan& span) {
+        CHECK(span.second().size > 0);
+        w.write(span);
+    });
+    for (const auto& r : samples)
+        bytes += r.size();
     CHECK(w.samples() == 3);
     w.finish();
     return bytes;
@@ -222,6 +233,35 @@ TEST_CASE("a perf.data file reads back: header, attributes, ids, data, features"
     REQUIRE(sample_time);
     CHECK(at<std::uint64_t>(f, sample_time) == 1000);
     CHECK(at<std::uint64_t>(f, sample_time + 8) == 3000);
+}
+
+TEST_CASE("a ring span larger than the writer's buffer goes to the file whole", "[perf_data]")
+{
+    const std::string path = temp_path("span.data");
+    FakeRing ring(std::size_t{1} << 18);
+    std::vector<Record> samples;
+    for (std::uint64_t i = 0; i < 3000; ++i)  // 192,000 bytes, from 200,000: wraps
+        samples.push_back(sample(1000 + i, 0x401000 + i, 2));
+    ring.place(200000, samples);
+    {
+        archpmu::PerfDataWriter w(path, {}, archpmu::host_perf_data_info({"archpmu"}));
+        w.write(samples[0]);  // something in the buffer first
+        const archpmu::RingMemory memory = ring.memory();
+        CHECK(archpmu::read_ring_span(
+                  memory, [&](const archpmu::RingSpan& span) { w.write(span); }) == 3000);
+        CHECK(w.samples() == 3001);
+        CHECK(w.data_bytes() == 3001 * 64);
+        w.finish();
+    }
+    const auto f = slurp(path);
+    std::remove(path.c_str());
+    const auto data_off = at<std::uint64_t>(f, 40);
+    REQUIRE(at<std::uint64_t>(f, 48) == 3001 * 64);
+    bool same = true;
+    for (std::size_t i = 0; i < 3000; ++i)
+        same = same && std::equal(samples[i].bytes.begin(), samples[i].bytes.end(),
+                                  f.begin() + static_cast<std::ptrdiff_t>(data_off + (i + 1) * 64));
+    CHECK(same);
 }
 
 TEST_CASE("perf report and perf script accept a written file", "[perf_data]")

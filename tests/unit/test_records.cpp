@@ -41,27 +41,6 @@ Record throttle(std::uint64_t id, std::uint64_t time, std::uint32_t cpu)
     return r;
 }
 
-// A ring in memory: control page and data, with records placed from `tail`.
-struct FakeRing {
-    explicit FakeRing(std::size_t data_size) : control(4096 / 8, 0), data(data_size, 0xee) {}
-
-    void place(std::uint64_t tail, const std::vector<Record>& records)
-    {
-        std::uint64_t pos = tail;
-        for (const auto& r : records)
-            for (const auto byte : r.bytes)
-                data[pos++ % data.size()] = byte;
-        control[1024 / 8] = pos;   // data_head
-        control[1032 / 8] = tail;  // data_tail
-    }
-    archpmu::RingMemory memory()
-    {
-        return archpmu::RingMemory{control.data(), data.data(), data.size()};
-    }
-    std::vector<std::uint64_t> control;
-    std::vector<std::uint8_t> data;
-};
-
 std::vector<Record> read_all(FakeRing& ring, bool* corrupt = nullptr)
 {
     std::vector<Record> out;
@@ -170,6 +149,62 @@ TEST_CASE("the ring reader copies records out, across the end of the ring", "[re
     CHECK(ring.control[1032 / 8] == 360);  // data_tail = data_head
     // Nothing new: nothing read.
     CHECK(read_all(ring).empty());
+}
+
+TEST_CASE("a ring's records are handed over in place, in two pieces when they wrap", "[records]")
+{
+    FakeRing ring(256);
+    const Record a = sample_record(1, 10, 0, 0x1000, nullptr, 7, 8);  // 160..224
+    const Record b = throttle(1, 20, 0);                              // 224..296: wraps
+    const Record c = sample_record(1, 30, 0);                         // 296..360 (40..104)
+    ring.place(160, {a, b, c});
+    const archpmu::RingMemory memory = ring.memory();
+    std::vector<std::uint8_t> bytes;
+    std::vector<std::uint64_t> times;
+    unsigned calls = 0;
+    const auto n = archpmu::read_ring_span(memory, [&](const archpmu::RingSpan& span) {
+        ++calls;
+        CHECK(span.records() == 3);
+        CHECK(span.bytes() == 200);
+        CHECK(span.first().data == ring.data.data() + 160);
+        CHECK(span.first().size == 96);
+        CHECK(span.second().data == ring.data.data());
+        bytes.insert(bytes.end(), span.first().data, span.first().data + span.first().size);
+        bytes.insert(bytes.end(), span.second().data, span.second().data + span.second().size);
+        span.for_each(
+            [&](const archpmu::RecordRef& r) { times.push_back(archpmu::record_time(r)); });
+        std::uint32_t pid = 0;
+        span.for_each([&](const archpmu::RecordRef& r) {
+            if (!pid)
+                pid = r.u32(24);
+        });
+        CHECK(pid == 7);
+    });
+    CHECK(n == 3);
+    CHECK(calls == 1);
+    std::vector<std::uint8_t> want = a.bytes;
+    want.insert(want.end(), b.bytes.begin(), b.bytes.end());
+    want.insert(want.end(), c.bytes.begin(), c.bytes.end());
+    CHECK(bytes == want);
+    CHECK(times == std::vector<std::uint64_t>{10, 20, 30});
+    CHECK(ring.control[1032 / 8] == 360);
+    // Nothing new: no call.
+    CHECK(archpmu::read_ring_span(memory, [&](const archpmu::RingSpan&) { ++calls; }) == 0);
+    CHECK(calls == 1);
+
+    // A malformed record ends the span before it; the rest is skipped.
+    Record bad = sample_record(1, 40, 0);
+    const std::uint16_t zero = 0;
+    std::memcpy(bad.bytes.data() + 6, &zero, 2);
+    ring.place(360, {c, bad, c});
+    bool corrupt = false;
+    std::size_t span_bytes = 0;
+    CHECK(archpmu::read_ring_span(
+              memory, [&](const archpmu::RingSpan& span) { span_bytes = span.bytes(); },
+              &corrupt) == 1);
+    CHECK(corrupt);
+    CHECK(span_bytes == c.size());
+    CHECK(ring.control[1032 / 8] == ring.control[1024 / 8]);
 }
 
 TEST_CASE("a record header that wraps is read too", "[records]")

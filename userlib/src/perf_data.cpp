@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -208,6 +209,7 @@ PerfDataWriter::PerfDataWriter(UniqueFd fd, std::string name, std::vector<PerfEv
                                PerfDataInfo info)
     : path_(std::move(name)), events_(std::move(events)), info_(std::move(info)), fd_(std::move(fd))
 {
+    buf_.reserve(kBufferSize);
     // The header (rewritten at finish), each event's ids, the attributes, the data.
     const FileHeader placeholder{};
     put(&placeholder, sizeof(placeholder));
@@ -230,24 +232,33 @@ PerfDataWriter::PerfDataWriter(UniqueFd fd, std::string name, std::vector<PerfEv
 void PerfDataWriter::put(const void* data, std::size_t size)
 {
     const auto* p = static_cast<const std::uint8_t*>(data);
-    buf_.insert(buf_.end(), p, p + size);
     offset_ += size;
-    if (buf_.size() >= kBufferSize)
+    if (buf_.size() + size > kBufferSize)
         flush();
+    if (size >= kBufferSize) {  // straight from where it lies
+        write_all(p, size);
+        return;
+    }
+    buf_.insert(buf_.end(), p, p + size);
 }
 
 void PerfDataWriter::flush()
 {
+    write_all(buf_.data(), buf_.size());
+    buf_.clear();
+}
+
+void PerfDataWriter::write_all(const std::uint8_t* data, std::size_t size)
+{
     std::size_t done = 0;
-    while (done < buf_.size()) {
-        const ssize_t n = ::write(fd_.get(), buf_.data() + done, buf_.size() - done);
+    while (done < size) {
+        const ssize_t n = ::write(fd_.get(), data + done, size - done);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             throw Error(errno, "cannot write " + path_);
         done += static_cast<std::size_t>(n);
     }
-    buf_.clear();
 }
 
 void PerfDataWriter::pwrite_all(const void* data, std::size_t size, std::uint64_t offset)
@@ -280,6 +291,25 @@ void PerfDataWriter::write(const Record& record)
         first_time_ = std::min(first_time_, t);
         last_time_ = std::max(last_time_, t);
     }
+}
+
+void PerfDataWriter::write(const RingSpan& span)
+{
+    if (finished_)
+        throw Error(EINVAL, path_ + ": the perf.data writer is finished");
+    span.for_each([&](const RecordRef& r) {
+        if (r.type() != kRecordSample)
+            return;
+        ++samples_;
+        const std::uint64_t t = record_time(r);
+        first_time_ = std::min(first_time_, t);
+        last_time_ = std::max(last_time_, t);
+    });
+    const RingSpan::Piece first = span.first();
+    const RingSpan::Piece second = span.second();
+    put(first.data, first.size);
+    put(second.data, second.size);
+    data_size_ += span.bytes();
 }
 
 void PerfDataWriter::write(const std::vector<Record>& records)

@@ -139,41 +139,112 @@ std::uint64_t record_time(const Record& record)
     return id ? id->time : 0;
 }
 
-std::size_t read_ring(const RingMemory& ring, const std::function<void(Record&&)>& sink,
-                      bool* corrupt)
+RecordRef::RecordRef(const RingMemory& ring, std::uint64_t pos) noexcept : ring_(&ring), pos_(pos)
 {
-    std::uint64_t* head_word = control_word(ring.control, kDataHeadOffset);
-    std::uint64_t* tail_word = control_word(ring.control, kDataTailOffset);
-    const std::uint64_t head = __atomic_load_n(head_word, __ATOMIC_ACQUIRE);
-    std::uint64_t tail = __atomic_load_n(tail_word, __ATOMIC_RELAXED);
-    std::size_t count = 0;
+    std::uint8_t hdr[kHeaderSize];
+    copy_out(ring, pos, kHeaderSize, hdr);
+    std::memcpy(&type_, hdr, 4);
+    std::memcpy(&misc_, hdr + 4, 2);
+    std::memcpy(&size_, hdr + 6, 2);
+}
+
+std::uint64_t RecordRef::u64(std::size_t offset) const noexcept
+{
+    std::uint64_t v = 0;
+    if (offset + sizeof(v) <= size_)
+        copy_out(*ring_, pos_ + offset, sizeof(v), reinterpret_cast<std::uint8_t*>(&v));
+    return v;
+}
+
+std::uint32_t RecordRef::u32(std::size_t offset) const noexcept
+{
+    std::uint32_t v = 0;
+    if (offset + sizeof(v) <= size_)
+        copy_out(*ring_, pos_ + offset, sizeof(v), reinterpret_cast<std::uint8_t*>(&v));
+    return v;
+}
+
+void RecordRef::copy(std::uint8_t* out) const noexcept
+{
+    copy_out(*ring_, pos_, size_, out);
+}
+
+std::uint64_t record_time(const RecordRef& record) noexcept
+{
+    if (record.type() == kRecordSample)
+        return record.u64(32);
+    if (record.size() < kHeaderSize + kSampleIdSize)
+        return 0;
+    return record.u64(record.size() - kSampleIdSize + 8);
+}
+
+RingSpan::Piece RingSpan::first() const noexcept
+{
+    const std::uint64_t mask = ring_->data_size - 1;
+    const auto at = static_cast<std::size_t>(begin_ & mask);
+    return Piece{ring_->data + at, std::min<std::size_t>(bytes(), ring_->data_size - at)};
+}
+
+RingSpan::Piece RingSpan::second() const noexcept
+{
+    return Piece{ring_->data, bytes() - first().size};
+}
+
+namespace {
+
+// The end of the whole records from tail on, up to head; *count gets how many.
+// A malformed record ends them (and sets *corrupt).
+std::uint64_t whole_records_end(const RingMemory& ring, std::uint64_t tail, std::uint64_t head,
+                                std::size_t* count, bool* corrupt)
+{
+    *count = 0;
     while (tail < head) {
-        std::uint8_t hdr[kHeaderSize];
-        if (head - tail < kHeaderSize) {
-            if (corrupt)
-                *corrupt = true;
-            break;
-        }
-        copy_out(ring, tail, kHeaderSize, hdr);
-        Record r;
-        std::uint16_t size = 0;
-        std::memcpy(&r.type, hdr, 4);
-        std::memcpy(&r.misc, hdr + 4, 2);
-        std::memcpy(&size, hdr + 6, 2);
+        const std::uint16_t size = head - tail < kHeaderSize ? 0 : RecordRef(ring, tail).size();
         if (size < kHeaderSize || size > head - tail || size > ring.data_size) {
             if (corrupt)
                 *corrupt = true;
             break;
         }
-        r.bytes.resize(size);
-        copy_out(ring, tail, size, r.bytes.data());
         tail += size;
-        ++count;
-        sink(std::move(r));
+        ++*count;
     }
+    return tail;
+}
+
+}  // namespace
+
+std::size_t read_ring_span(const RingMemory& ring, const std::function<void(const RingSpan&)>& sink,
+                           bool* corrupt)
+{
+    std::uint64_t* head_word = control_word(ring.control, kDataHeadOffset);
+    std::uint64_t* tail_word = control_word(ring.control, kDataTailOffset);
+    const std::uint64_t head = __atomic_load_n(head_word, __ATOMIC_ACQUIRE);
+    const std::uint64_t tail = __atomic_load_n(tail_word, __ATOMIC_RELAXED);
+    std::size_t count = 0;
+    const std::uint64_t end = whole_records_end(ring, tail, head, &count, corrupt);
+    if (count)
+        sink(RingSpan(ring, tail, end, count));
     // Everything up to head is consumed (a corrupt rest is skipped).
     __atomic_store_n(tail_word, head, __ATOMIC_RELEASE);
     return count;
+}
+
+std::size_t read_ring(const RingMemory& ring, const std::function<void(Record&&)>& sink,
+                      bool* corrupt)
+{
+    return read_ring_span(
+        ring,
+        [&](const RingSpan& span) {
+            span.for_each([&](const RecordRef& ref) {
+                Record r;
+                r.type = ref.type();
+                r.misc = ref.misc();
+                r.bytes.resize(ref.size());
+                ref.copy(r.bytes.data());
+                sink(std::move(r));
+            });
+        },
+        corrupt);
 }
 
 TimeMerge::TimeMerge(std::vector<std::vector<Record>> rings) : rings_(std::move(rings))

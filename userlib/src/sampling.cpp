@@ -108,6 +108,19 @@ std::size_t Session::drain(const std::function<void(std::size_t ring, Record&&)>
     return total;
 }
 
+std::size_t Session::drain_spans(const std::function<void(std::size_t ring, const RingSpan&)>& sink)
+{
+    need_rings("drain_spans");
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < rings_.size(); ++i) {
+        bool corrupt = false;
+        total += read_ring_span(
+            rings_[i].ring(page_size_), [&](const RingSpan& span) { sink(i, span); }, &corrupt);
+        corrupt_ += corrupt ? 1 : 0;
+    }
+    return total;
+}
+
 std::vector<Record> Session::drain_merged()
 {
     std::vector<std::vector<Record>> per_ring(rings_.size());

@@ -203,6 +203,14 @@ std::size_t Sideband::drain(const std::function<void(Record&&)>& sink)
     return n;
 }
 
+std::size_t Sideband::drain_spans(const std::function<void(const RingSpan&)>& sink)
+{
+    std::size_t n = 0;
+    for (const auto& m : rings_)
+        n += read_ring_span(m.ring(page_size_), sink);
+    return n;
+}
+
 Record make_comm_record(std::uint32_t pid, std::uint32_t tid, const std::string& comm,
                         std::uint64_t time, std::uint64_t id)
 {

@@ -81,22 +81,21 @@ public:
         : sessions_(sessions), sidebands_(sidebands), maps_(maps), writer_(writer)
     {
     }
+    // A round, as perf record's: each ring's new records written as they lie in
+    // it, then FINISHED_ROUND, up to which perf report sorts them by time.
     void operator()()
     {
         std::size_t n = 0;
         for (auto& sideband : sidebands_)
-            n += sideband.drain([&](Record&& r) { writer_.write(r); });
-        for (auto& session : sessions_) {
-            const std::vector<Record> round = session.drain_merged();
-            if (maps_)
-                writer_.write(maps_->before(round));
-            for (const auto& r : round) {
-                writer_.write(r);
-                ++n;
-            }
-        }
+            n += sideband.drain_spans([&](const RingSpan& span) { writer_.write(span); });
+        for (auto& session : sessions_)
+            n += session.drain_spans([&](std::size_t, const RingSpan& span) {
+                if (maps_)
+                    writer_.write(maps_->before(span));
+                writer_.write(span);
+            });
         if (n)
-            writer_.write(finished_round());
+            writer_.write(round_marker_);
     }
 
 private:
@@ -104,6 +103,7 @@ private:
     std::vector<Sideband>& sidebands_;
     MapsFollower* maps_;
     PerfDataWriter& writer_;
+    const Record round_marker_ = finished_round();
 };
 
 // The recording goes to a file beside FILE and takes FILE's place when the run

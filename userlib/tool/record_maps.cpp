@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "record_maps.hpp"
 
+#include <linux/perf_event.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -19,20 +21,21 @@ std::string slurp(const std::string& path)
 
 }  // namespace
 
-std::vector<Record> MapsFollower::before(const std::vector<Record>& round)
+std::vector<Record> MapsFollower::before(const RingSpan& span)
 {
     // The first sample time of each (pid, tid) new to the recording, or whose
     // process may have mapped more since.
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> first;
-    for (const auto& r : round) {
-        const auto s = parse_sample(r, SampleFormat{});  // the fixed fields only
-        if (!s || s->pid == 0)
-            continue;
-        const auto key = std::make_pair(s->pid, s->tid);
+    span.for_each([&](const RecordRef& r) {
+        // sample_type IDENTIFIER | IP | TID | TIME: pid and tid at 24, time at 32.
+        if (r.type() != PERF_RECORD_SAMPLE || r.size() < 40 || r.u32(24) == 0)
+            return;
+        const auto key = std::make_pair(r.u32(24), r.u32(28));
+        const std::uint64_t time = record_time(r);
         auto it = first.find(key);
-        if (it == first.end() || s->time < it->second)
-            first[key] = s->time;
-    }
+        if (it == first.end() || time < it->second)
+            first[key] = time;
+    });
     std::vector<Record> out;
     std::map<std::uint32_t, std::uint64_t> process_first;
     for (const auto& [key, time] : first) {

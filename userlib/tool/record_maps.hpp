@@ -25,12 +25,12 @@ public:
     {
     }
 
-    // For a round of records about to be written: the COMM and MMAP2 records of
+    // For a ring's records about to be written: the COMM and MMAP2 records of
     // the threads and processes its samples name that were not told yet, each
     // timed just before the first sample that needs it (so perf applies it to
-    // every sample of the round). A process that exited before its first round
+    // every sample of the span). A process that exited before its first span
     // is read is not symbolised.
-    std::vector<Record> before(const std::vector<Record>& round);
+    std::vector<Record> before(const RingSpan& span);
 
 private:
     std::uint64_t id_;

@@ -88,6 +88,8 @@ public:
     // One record, copied verbatim (its size must be a multiple of 8).
     void write(const Record& record);
     void write(const std::vector<Record>& records);
+    // A ring's records as they lie in it (read_ring_span), with no copy between.
+    void write(const RingSpan& span);
     // Writes the features and the header; the writer takes no more records.
     void finish();
 
@@ -98,6 +100,7 @@ public:
 private:
     void put(const void* data, std::size_t size);
     void flush();
+    void write_all(const std::uint8_t* data, std::size_t size);
     void pwrite_all(const void* data, std::size_t size, std::uint64_t offset);
 
     std::string path_;

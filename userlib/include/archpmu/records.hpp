@@ -90,6 +90,85 @@ struct RingMemory {
     std::uint64_t data_size = 0;
 };
 
+// A record where it lies in a ring. Records and their 8-byte fields are 8-byte
+// aligned in a ring whose size is a multiple of 8, so no field is split by the
+// wrap around the end of the data.
+class RecordRef {
+public:
+    RecordRef(const RingMemory& ring, std::uint64_t pos) noexcept;
+
+    [[nodiscard]] std::uint32_t type() const noexcept { return type_; }
+    [[nodiscard]] std::uint16_t misc() const noexcept { return misc_; }
+    [[nodiscard]] std::uint16_t size() const noexcept { return size_; }
+    // The 8 or 4 bytes at `offset` of the record (offset + 8 <= size(), offset % 8
+    // == 0; for u32, offset % 4 == 0); 0 past the record's end.
+    [[nodiscard]] std::uint64_t u64(std::size_t offset) const noexcept;
+    [[nodiscard]] std::uint32_t u32(std::size_t offset) const noexcept;
+    // The whole record (size() bytes), header included, into out.
+    void copy(std::uint8_t* out) const noexcept;
+
+private:
+    const RingMemory* ring_;
+    std::uint64_t pos_;
+    std::uint32_t type_ = 0;
+    std::uint16_t misc_ = 0;
+    std::uint16_t size_ = 0;
+};
+
+// The sample's time (sample_type IDENTIFIER | IP | TID | TIME ...) or the
+// trailer's, as record_time() reads it from a copy.
+std::uint64_t record_time(const RecordRef& record) noexcept;
+
+// The whole records a ring holds unread, in place: their bytes in at most two
+// pieces (the second from the start of the data when they wrap around its end),
+// to be written out as they are (perf record's way), and each record for a look.
+class RingSpan {
+public:
+    RingSpan(const RingMemory& ring, std::uint64_t begin, std::uint64_t end,
+             std::size_t records) noexcept
+        : ring_(&ring), begin_(begin), end_(end), records_(records)
+    {
+    }
+
+    struct Piece {
+        const std::uint8_t* data;
+        std::size_t size;
+    };
+    [[nodiscard]] Piece first() const noexcept;
+    [[nodiscard]] Piece second() const noexcept;  // size 0: no wrap
+    [[nodiscard]] std::size_t bytes() const noexcept
+    {
+        return static_cast<std::size_t>(end_ - begin_);
+    }
+    [[nodiscard]] std::size_t records() const noexcept { return records_; }
+
+    // fn(const RecordRef&) for each record, in ring order.
+    template <typename Fn>
+    void for_each(Fn&& fn) const
+    {
+        for (std::uint64_t pos = begin_; pos < end_;) {
+            const RecordRef r(*ring_, pos);
+            fn(r);
+            pos += r.size();
+        }
+    }
+
+private:
+    const RingMemory* ring_;
+    std::uint64_t begin_;
+    std::uint64_t end_;
+    std::size_t records_;
+};
+
+// Hands the whole records between data_tail and data_head (acquire) to sink in
+// place, once, then stores data_tail (release): nothing is copied, so sink must be
+// done with the bytes when it returns. A record whose size is smaller than its
+// header or runs past data_head ends the span: the rest of the ring is skipped,
+// and *corrupt (when given) is set. Returns the records handed over (sink is not
+// called for none).
+std::size_t read_ring_span(const RingMemory& ring, const std::function<void(const RingSpan&)>& sink,
+                           bool* corrupt = nullptr);
+
 // Reads every record between data_tail and data_head (acquire), each copied
 // out (in two pieces when it wraps around the end of the data), then stores
 // data_tail (release). Returns the records read. A record whose size is

@@ -148,7 +148,7 @@ public:
     [[nodiscard]] std::uint32_t cpu_count() const noexcept { return cpu_count_; }
 
     // With rings only (SessionOptions::sampling) from here on: without them,
-    // wait(), drain(), drain_merged() and cpu_ids() throw (EINVAL).
+    // wait(), the drains and cpu_ids() throw (EINVAL).
     // The session's file, for poll(): readable once a ring holds wakeup_bytes.
     [[nodiscard]] int fd() const noexcept { return fd_.get(); }
     // poll() for up to timeout_ms (-1: forever); true when readable. EINTR: false.
@@ -158,6 +158,9 @@ public:
     std::size_t drain(const std::function<void(std::size_t ring, Record&&)>& sink);
     // Every record available, merged from all rings in time order.
     std::vector<Record> drain_merged();
+    // Every ring's records in place, ring by ring, nothing copied (read_ring_span):
+    // what perf.data takes as it is. Returns how many records.
+    std::size_t drain_spans(const std::function<void(std::size_t ring, const RingSpan&)>& sink);
     // The id of each event, in events() order; its records on CPU n carry id + n.
     [[nodiscard]] const std::vector<std::uint64_t>& ids() const noexcept { return ids_; }
     // The id in the records of event i on every CPU of the session, in cpus() order.

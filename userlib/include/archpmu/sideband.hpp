@@ -54,6 +54,8 @@ public:
     [[nodiscard]] std::vector<int> fds() const;
     // Every record available in every ring; returns how many.
     std::size_t drain(const std::function<void(Record&&)>& sink);
+    // The same in place, ring by ring (read_ring_span).
+    std::size_t drain_spans(const std::function<void(const RingSpan&)>& sink);
 
 private:
     std::vector<std::uint32_t> cpus_;
