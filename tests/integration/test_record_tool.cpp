@@ -64,6 +64,29 @@ TEST_CASE("record: perf report names the function the command spun in", "[record
         in_spin++;
     }
     CHECK(in_spin >= 300);  // -F 1000 for a second, under QEMU/TCG
+
+    // By process: the workload's pid and comm carry the samples.
+    const auto by_pid = run_command("perf report -i " + file + " --stdio --sort pid,comm");
+    INFO(by_pid.out);
+    REQUIRE(by_pid.status == 0);
+    CHECK(perf_report_share(by_pid.out, "archpmu_spin") >= 90.0);
+
+    // perf annotate reads the same samples into the function's instructions: the
+    // loop's lines carry the percentages (objdump disassembles the binary).
+    const auto annotate =
+        run_command("perf annotate -i " + file + " --stdio --no-source archpmu_spin_user 2>&1");
+    INFO(annotate.out);
+    REQUIRE(annotate.status == 0);
+    CHECK(annotate.out.find("archpmu_spin_user") != std::string::npos);
+    double sum = 0;
+    std::istringstream lines(annotate.out);
+    const std::regex hot(R"(^\s*([0-9]+\.[0-9]+)\s+:\s+[0-9a-f]+:)");
+    while (std::getline(lines, line)) {
+        std::smatch m;
+        if (std::regex_search(line, m, hot))
+            sum += std::stod(m[1]);
+    }
+    CHECK(sum >= 90.0);  // the instructions' shares of the function's samples
 }
 
 TEST_CASE("record: kernel samples are symbolised through kallsyms", "[record-tool]")
