@@ -107,6 +107,23 @@ static struct archpmu_period_carry *carry_of(struct archpmu_task_target *e)
 	return e->owner->nr_carry ? e->carry : NULL;
 }
 
+/*
+ * @next is one of @t's tasks too: @t's counters go on across the switch, as
+ * perf leaves a context alone for an equivalent one. Not when it samples: each
+ * task carries its own period.
+ */
+static bool same_session(const struct archpmu_task *t, struct task_struct *next)
+{
+	struct archpmu_task_target *e;
+
+	if (t->nr_carry)
+		return false;
+	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)next)
+		if (e->task == next && e->owner == t && !READ_ONCE(e->dead))
+			return true;
+	return false;
+}
+
 static void probe_switch(void *data, bool preempt, struct task_struct *prev,
 			 struct task_struct *next, unsigned int prev_state)
 {
@@ -122,7 +139,8 @@ static void probe_switch(void *data, bool preempt, struct task_struct *prev,
 			continue;
 		cl = e->owner->cl;
 		c = archpmu_claims_on_cpu(cl, cpu);
-		if (c)
+		/* Left open, it is open for @next below (or a gate sync closes it). */
+		if (c && !same_session(e->owner, next))
 			archpmu_claim_gate_task_local(cl, c, false, carry_of(e));
 		if (prev_state & TASK_DEAD) {
 			WRITE_ONCE(e->dead, true);

@@ -318,6 +318,56 @@ TEST_CASE("a task session keeps its count across CPU hotplug", "[task][hotplug]"
     unpin();
 }
 
+TEST_CASE("switches between a session's own tasks and others' stay exact", "[task]")
+{
+    LoadedModule module(kExact);
+    // Three tasks take turns on CPU 0, each waking the next: two threads of this
+    // process, in the session, and a child process, not in it (no inherit). So
+    // the session's counters see switches within it (thread to thread) and out
+    // of and into it.
+    int to_first[2], to_second[2], to_child[2];
+    REQUIRE(::pipe(to_first) == 0);
+    REQUIRE(::pipe(to_second) == 0);
+    REQUIRE(::pipe(to_child) == 0);
+    constexpr int kRounds = 50;
+    const auto turns = [](int in, int out, uint64_t count) {
+        pin_to(0);
+        char c = 0;
+        for (int i = 0; i < kRounds; i++) {
+            if (::read(in, &c, 1) != 1)
+                ::_exit(4);
+            child_inject(kBranches, count);
+            if (::write(out, &c, 1) != 1)
+                ::_exit(5);
+        }
+    };
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        turns(to_child[0], to_first[1], 7);
+        ::_exit(0);
+    }
+    std::thread first(turns, to_first[0], to_second[1], 10);
+    std::thread second(turns, to_second[0], to_child[1], 20);
+    {
+        auto session = archpmu::Session(
+            archpmu::parse_event_list("branches"),
+            on_task(archpmu::TaskScope{archpmu::TaskScope::Kind::process, ::getpid(), false},
+                    Mux::off, StartAt::open));
+        REQUIRE(::write(to_first[1], "g", 1) == 1);
+        first.join();
+        second.join();
+        int status = 0;
+        REQUIRE(::waitpid(child, &status, 0) == child);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 0);
+        CHECK(total(session.read()) == kRounds * (10 + 20));
+    }
+    for (const int fd :
+         {to_first[0], to_first[1], to_second[0], to_second[1], to_child[0], to_child[1]})
+        ::close(fd);
+}
+
 TEST_CASE("a task session on another process follows its children, exited ones included", "[task]")
 {
     LoadedModule module(kExact);
