@@ -15,14 +15,19 @@ tool=${2:-$top/build/user/userlib/archpmu}
 spin=${3:-$top/build/user/tests/archpmu_spin}
 rm -rf "$out" && mkdir -p "$out/vm"
 
-record="$tool record -g -e instructions:u -o /tmp/vmout/chain.data -- $spin chain 3 1"
+for need in chromium perf python3; do
+	command -v $need > /dev/null || { echo "FAIL: no $need (scripts/install-deps)"; exit 1; }
+done
+record=$(printf '%q ' "$tool" record -g -e instructions:u -o /tmp/vmout/chain.data -- "$spin" chain 3 1)
 "$top/scripts/vm" --timeout 300 -o "$out/vm" -- sh -c \
-	"insmod $top/module/archpmu.ko backend=model model_version=4 && $record" \
+	"insmod $(printf '%q' "$top/module/archpmu.ko") backend=model model_version=4 && $record" \
 	> "$out/vm.log" 2>&1 || { cat "$out/vm.log"; echo "FAIL: the recording in the VM"; exit 1; }
 "$top/scripts/flamegraph" "$out/vm/chain.data" "$out/flamegraph.html" "$out/flamegraph.png" ||
 	{ echo "FAIL: scripts/flamegraph"; exit 1; }
+url=$(python3 -c 'import pathlib, sys; print(pathlib.Path(sys.argv[1]).as_uri())' "$out/flamegraph.html")
 chromium --headless --no-sandbox --disable-gpu --window-size=1000,330 --virtual-time-budget=5000 \
-	--dump-dom "file://$out/flamegraph.html" 2> /dev/null > "$out/dom.html"
+	--dump-dom "$url" 2> "$out/chromium.log" > "$out/dom.html" ||
+	{ cat "$out/chromium.log"; echo "FAIL: Chromium"; exit 1; }
 
 python3 - "$out/dom.html" <<'PY'
 import re

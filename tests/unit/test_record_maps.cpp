@@ -10,7 +10,9 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "archpmu.h"
@@ -66,7 +68,7 @@ TEST_CASE("without side-band events, the samples' processes are named from /proc
         const auto id = archpmu::parse_sample_id(r);
         REQUIRE(id);
         CHECK(id->pid == pid);
-        CHECK(id->time == 3999);  // just before the first sample that needs it
+        CHECK(id->time == 0);  // before the round: the first one here
         CHECK(id->id == 7);
         if (r.type == PERF_RECORD_COMM)
             comms++;
@@ -78,7 +80,27 @@ TEST_CASE("without side-band events, the samples' processes are named from /proc
     CHECK(comms == 1);
     CHECK(exe);
     // Told once: the next round of the same thread adds nothing.
+    maps.end_round();
     CHECK(told_before(maps, {sample_of(pid, tid, 6000)}).empty());
+    maps.end_round();
+
+    // A thread new in a round whose rings are read one after the other: named
+    // in the first ring at 6100, it is named before its sample of 6050 in the
+    // second, at the end of the previous round.
+    std::promise<std::uint32_t> started;
+    std::promise<void> done;
+    std::thread other([&] {
+        started.set_value(static_cast<std::uint32_t>(::syscall(SYS_gettid)));
+        done.get_future().wait();
+    });
+    const std::uint32_t other_tid = started.get_future().get();
+    const auto first = told_before(maps, {sample_of(pid, other_tid, 6100)});
+    done.set_value();
+    other.join();
+    REQUIRE(first.size() == 1);  // its COMM; the process's maps are told already
+    CHECK(first[0].type == PERF_RECORD_COMM);
+    CHECK(archpmu::parse_sample_id(first[0])->time == 6000);
+    CHECK(told_before(maps, {sample_of(pid, other_tid, 6050)}).empty());
     // A process that is gone is not named (and nothing fails).
     CHECK(told_before(maps, {sample_of(4194305, 4194305, 7000)}).empty());
 }

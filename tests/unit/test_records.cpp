@@ -205,6 +205,16 @@ TEST_CASE("a ring's records are handed over in place, in two pieces when they wr
     CHECK(corrupt);
     CHECK(span_bytes == c.size());
     CHECK(ring.control[1032 / 8] == ring.control[1024 / 8]);
+
+    // A head more than the ring's size ahead of the tail: nothing handed over.
+    ring.place(1000, {c});
+    ring.control[1024 / 8] = 1000 + 256 + 64;
+    corrupt = false;
+    CHECK(archpmu::read_ring_span(
+              memory, [&](const archpmu::RingSpan&) { ++calls; }, &corrupt) == 0);
+    CHECK(corrupt);
+    CHECK(calls == 1);
+    CHECK(ring.control[1032 / 8] == 1000 + 256 + 64);
 }
 
 TEST_CASE("a record header that wraps is read too", "[records]")

@@ -221,7 +221,11 @@ std::size_t read_ring_span(const RingMemory& ring, const std::function<void(cons
     const std::uint64_t head = __atomic_load_n(head_word, __ATOMIC_ACQUIRE);
     const std::uint64_t tail = __atomic_load_n(tail_word, __ATOMIC_RELAXED);
     std::size_t count = 0;
-    const std::uint64_t end = whole_records_end(ring, tail, head, &count, corrupt);
+    // More than the ring holds: the control page is not to be believed.
+    const bool overrun = head - tail > ring.data_size;
+    if (overrun && corrupt)
+        *corrupt = true;
+    const std::uint64_t end = overrun ? tail : whole_records_end(ring, tail, head, &count, corrupt);
     if (count)
         sink(RingSpan(ring, tail, end, count));
     // Everything up to head is consumed (a corrupt rest is skipped).

@@ -94,6 +94,8 @@ public:
                     writer_.write(maps_->before(span));
                 writer_.write(span);
             });
+        if (maps_)
+            maps_->end_round();
         if (n)
             writer_.write(round_marker_);
     }

@@ -3,6 +3,7 @@
 
 #include <linux/perf_event.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -23,27 +24,21 @@ std::string slurp(const std::string& path)
 
 std::vector<Record> MapsFollower::before(const RingSpan& span)
 {
-    // The first sample time of each (pid, tid) new to the recording, or whose
-    // process may have mapped more since.
-    std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> first;
+    // The threads and processes the samples name.
+    std::set<std::pair<std::uint32_t, std::uint32_t>> named;
     span.for_each([&](const RecordRef& r) {
         // sample_type IDENTIFIER | IP | TID | TIME: pid and tid at 24, time at 32.
-        if (r.type() != PERF_RECORD_SAMPLE || r.size() < 40 || r.u32(24) == 0)
+        if (r.type() != PERF_RECORD_SAMPLE || r.size() < 40)
             return;
-        const auto key = std::make_pair(r.u32(24), r.u32(28));
-        const std::uint64_t time = record_time(r);
-        auto it = first.find(key);
-        if (it == first.end() || time < it->second)
-            first[key] = time;
+        newest_ = std::max(newest_, record_time(r));
+        if (r.u32(24) != 0)
+            named.emplace(r.u32(24), r.u32(28));
     });
     std::vector<Record> out;
-    std::map<std::uint32_t, std::uint64_t> process_first;
-    for (const auto& [key, time] : first) {
+    std::set<std::uint32_t> processes;
+    for (const auto& key : named) {
         const auto [pid, tid] = key;
-        const std::uint64_t at = time ? time - 1 : 0;
-        auto p = process_first.find(pid);
-        if (p == process_first.end() || at < p->second)
-            process_first[pid] = at;
+        processes.insert(pid);
         if (threads_.count(key))
             continue;
         std::string comm =
@@ -53,16 +48,24 @@ std::vector<Record> MapsFollower::before(const RingSpan& span)
         if (comm.empty())
             continue;  // gone: tried again at its next sample
         threads_.insert(key);
-        out.push_back(make_comm_record(pid, tid, comm, at, id_));
+        out.push_back(make_comm_record(pid, tid, comm, round_floor_, id_));
     }
-    for (const auto& [pid, at] : process_first) {
+    for (const std::uint32_t pid : processes) {
+        if (!read_this_round_.insert(pid).second)
+            continue;
         auto& told = maps_[pid];
         const std::string text = slurp("/proc/" + std::to_string(pid) + "/maps");
         for (const auto& m : data_maps_ ? parse_file_maps(text) : parse_exec_maps(text))
             if (told.emplace(m.start, m.path).second)
-                out.push_back(make_mmap2_record(pid, pid, m, at, id_));
+                out.push_back(make_mmap2_record(pid, pid, m, round_floor_, id_));
     }
     return out;
+}
+
+void MapsFollower::end_round()
+{
+    round_floor_ = newest_;
+    read_this_round_.clear();
 }
 
 }  // namespace archpmu::tool

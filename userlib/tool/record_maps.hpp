@@ -26,17 +26,23 @@ public:
     }
 
     // For a ring's records about to be written: the COMM and MMAP2 records of
-    // the threads and processes its samples name that were not told yet, each
-    // timed just before the first sample that needs it (so perf applies it to
-    // every sample of the span). A process that exited before its first span
-    // is read is not symbolised.
+    // the threads and processes its samples name that were not told yet (a
+    // process's maps are read once a round). They are timed at the end of the
+    // previous round, before every sample of this round in every ring, so perf
+    // applies them to each of them. A process that exited before its first
+    // round is read is not symbolised.
     std::vector<Record> before(const RingSpan& span);
+    // The round's rings are all written: the next round's records go after its samples.
+    void end_round();
 
 private:
     std::uint64_t id_;
     bool data_maps_;
     std::set<std::pair<std::uint32_t, std::uint32_t>> threads_;  // (pid, tid) told
     std::map<std::uint32_t, std::set<std::pair<std::uint64_t, std::string>>> maps_;
+    std::set<std::uint32_t> read_this_round_;  // processes whose maps were read
+    std::uint64_t round_floor_ = 0;            // the newest sample time of earlier rounds
+    std::uint64_t newest_ = 0;                 // ... and of this one
 };
 
 }  // namespace archpmu::tool
