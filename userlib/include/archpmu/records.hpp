@@ -163,9 +163,10 @@ private:
 // Hands the whole records between data_tail and data_head (acquire) to sink in
 // place, once, then stores data_tail (release): nothing is copied, so sink must be
 // done with the bytes when it returns. A record whose size is smaller than its
-// header or runs past data_head ends the span: the rest of the ring is skipped,
-// and *corrupt (when given) is set. Returns the records handed over (sink is not
-// called for none).
+// header or runs past data_head ends the span, and a data_head more than the
+// ring's size ahead gives none: the rest of the ring is skipped, and *corrupt
+// (when given) is set. Returns the records handed over (sink is not called for
+// none).
 std::size_t read_ring_span(const RingMemory& ring, const std::function<void(const RingSpan&)>& sink,
                            bool* corrupt = nullptr);
 
