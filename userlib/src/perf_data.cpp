@@ -285,12 +285,15 @@ void PerfDataWriter::write(const Record& record)
                                 " bytes (not a multiple of 8)");
     put(record.bytes.data(), record.bytes.size());
     data_size_ += record.bytes.size();
-    if (record.type == kRecordSample) {
-        ++samples_;
-        const std::uint64_t t = record_time(record);
-        first_time_ = std::min(first_time_, t);
-        last_time_ = std::max(last_time_, t);
-    }
+    if (record.type == kRecordSample)
+        count_sample(record_time(record));
+}
+
+void PerfDataWriter::count_sample(std::uint64_t time) noexcept
+{
+    ++samples_;
+    first_time_ = std::min(first_time_, time);
+    last_time_ = std::max(last_time_, time);
 }
 
 void PerfDataWriter::write(const RingSpan& span)
@@ -298,12 +301,8 @@ void PerfDataWriter::write(const RingSpan& span)
     if (finished_)
         throw Error(EINVAL, path_ + ": the perf.data writer is finished");
     span.for_each([&](const RecordRef& r) {
-        if (r.type() != kRecordSample)
-            return;
-        ++samples_;
-        const std::uint64_t t = record_time(r);
-        first_time_ = std::min(first_time_, t);
-        last_time_ = std::max(last_time_, t);
+        if (r.type() == kRecordSample)
+            count_sample(record_time(r));
     });
     const RingSpan::Piece first = span.first();
     const RingSpan::Piece second = span.second();

@@ -169,6 +169,16 @@ void RecordRef::copy(std::uint8_t* out) const noexcept
     copy_out(*ring_, pos_, size_, out);
 }
 
+Record RecordRef::record() const
+{
+    Record r;
+    r.type = type_;
+    r.misc = misc_;
+    r.bytes.resize(size_);
+    copy(r.bytes.data());
+    return r;
+}
+
 std::uint64_t record_time(const RecordRef& record) noexcept
 {
     if (record.type() == kRecordSample)
@@ -239,14 +249,7 @@ std::size_t read_ring(const RingMemory& ring, const std::function<void(Record&&)
     return read_ring_span(
         ring,
         [&](const RingSpan& span) {
-            span.for_each([&](const RecordRef& ref) {
-                Record r;
-                r.type = ref.type();
-                r.misc = ref.misc();
-                r.bytes.resize(ref.size());
-                ref.copy(r.bytes.data());
-                sink(std::move(r));
-            });
+            span.for_each([&](const RecordRef& ref) { sink(ref.record()); });
         },
         corrupt);
 }

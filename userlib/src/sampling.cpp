@@ -98,14 +98,9 @@ bool Session::wait(int timeout_ms) const
 std::size_t Session::drain(const std::function<void(std::size_t ring, Record&&)>& sink)
 {
     need_rings("drain");
-    std::size_t total = 0;
-    for (std::size_t i = 0; i < rings_.size(); ++i) {
-        bool corrupt = false;
-        total += read_ring(
-            rings_[i].ring(page_size_), [&](Record&& r) { sink(i, std::move(r)); }, &corrupt);
-        corrupt_ += corrupt ? 1 : 0;
-    }
-    return total;
+    return drain_spans([&](std::size_t ring, const RingSpan& span) {
+        span.for_each([&](const RecordRef& ref) { sink(ring, ref.record()); });
+    });
 }
 
 std::size_t Session::drain_spans(const std::function<void(std::size_t ring, const RingSpan&)>& sink)

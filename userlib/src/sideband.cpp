@@ -197,10 +197,9 @@ std::vector<int> Sideband::fds() const
 
 std::size_t Sideband::drain(const std::function<void(Record&&)>& sink)
 {
-    std::size_t n = 0;
-    for (const auto& m : rings_)
-        n += read_ring(m.ring(page_size_), sink);
-    return n;
+    return drain_spans([&](const RingSpan& span) {
+        span.for_each([&](const RecordRef& ref) { sink(ref.record()); });
+    });
 }
 
 std::size_t Sideband::drain_spans(const std::function<void(const RingSpan&)>& sink)

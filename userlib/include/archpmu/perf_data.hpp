@@ -101,6 +101,7 @@ private:
     void put(const void* data, std::size_t size);
     void flush();
     void write_all(const std::uint8_t* data, std::size_t size);
+    void count_sample(std::uint64_t time) noexcept;
     void pwrite_all(const void* data, std::size_t size, std::uint64_t offset);
 
     std::string path_;

@@ -106,6 +106,8 @@ public:
     [[nodiscard]] std::uint32_t u32(std::size_t offset) const noexcept;
     // The whole record (size() bytes), header included, into out.
     void copy(std::uint8_t* out) const noexcept;
+    // The record copied out.
+    [[nodiscard]] Record record() const;
 
 private:
     const RingMemory* ring_;
