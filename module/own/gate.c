@@ -44,10 +44,14 @@ static void gate_global(const struct archpmu_claim *c, bool on)
 }
 
 /* The time the tasks ran here, as the gate opens or closes. */
-static void gate_time(struct archpmu_claim *c, bool on)
+static void gate_time(const struct archpmu_claims *cl, struct archpmu_claim *c, bool on)
 {
 	u64 now = ktime_get_mono_fast_ns();
+	unsigned int e;
 
+	/* A frequency's estimate counts the time the tasks ran here (sample/pmi.c). */
+	for (e = 0; c->sampling && e < cl->nr_events; e++)
+		archpmu_freq_counting(&c->hw[e], on, now);
 	raw_write_seqcount_begin(&c->task_seq);
 	if (on) {
 		c->task_since = now;
@@ -154,7 +158,7 @@ void archpmu_claim_gate_task_local(const struct archpmu_claims *cl, struct archp
 		if (carry)
 			gate_save_periods(cl, c, carry);
 	}
-	gate_time(c, on);
+	gate_time(cl, c, on);
 	if (on) {
 		if (carry)
 			gate_load_periods(cl, c, carry);
@@ -195,7 +199,7 @@ void archpmu_claim_gate_release_local(struct archpmu_batch *b)
 	struct archpmu_claim *c = claim_of_batch(b);
 
 	if (c->task_in)
-		gate_time(c, false);
+		gate_time(c->claims, c, false);
 	archpmu_ctx_release_local(b);
 }
 

@@ -81,7 +81,12 @@ struct archpmu_hw_event {
 	local64_t period_left;	/* events until the next sample: folds take from it */
 	u64 period_max;		/* what the counter takes */
 	u64 freq;		/* Hz, or 0 */
-	u64 freq_total;		/* total at the last tick (frequency events) */
+	/* A frequency event's estimate (sample/pmi.c): what it counted since the last. */
+	u64 freq_total;		/* total at the last estimate */
+	u64 freq_since;		/* since when it counts toward the next; 0: stopped */
+	u64 freq_ns;		/* time counted toward it before freq_since */
+	bool freq_stamped;	/* freq_total is set: the next tick estimates */
+	bool freq_estimated;	/* once: a first estimate is taken whole */
 	u64 id;			/* in the event's records */
 	struct archpmu_sampler *smp;	/* the session's sampler on this CPU */
 };
@@ -129,6 +134,30 @@ static inline u64 archpmu_hw_event_load(struct archpmu_hw_event *hw, s64 left, u
 }
 
 /*
+ * A frequency event's counter stops (@on false: a task session's gate closes,
+ * or a throttle) or starts counting toward its next estimate, at @now
+ * (ktime_get_mono_fast_ns). On its CPU, interrupts off, or in the PMI.
+ */
+static inline void archpmu_freq_counting(struct archpmu_hw_event *hw, bool on, u64 now)
+{
+	if (!hw->freq)
+		return;
+	if (on) {
+		/*
+		 * Counting already: the tick stamped it before its gate first
+		 * opened, while it did not count. The estimate starts again.
+		 */
+		if (hw->freq_since)
+			hw->freq_stamped = false;
+		hw->freq_since = now;
+	} else if (hw->freq_since) {
+		if (now > hw->freq_since)
+			hw->freq_ns += now - hw->freq_since;
+		hw->freq_since = 0;
+	}
+}
+
+/*
  * A sampling event starts a period: the value its counter is programmed with
  * (0 to count from zero).
  */
@@ -136,6 +165,7 @@ static inline u64 archpmu_hw_event_start(struct archpmu_hw_event *hw, u64 width_
 {
 	if (!hw->period)
 		return 0;
+	hw->freq_stamped = false;	/* stopped meanwhile: the estimate starts again */
 	return archpmu_hw_event_load(hw, hw->period, width_mask);
 }
 
@@ -195,7 +225,8 @@ struct archpmu_cpu_ctx {
 	/* Sampling, on this CPU: see the contract above. */
 	u64 sampling;		/* of active, the counters that raise PMIs */
 	atomic64_t throttled;	/* of sampling, the ones stopped until the next tick */
-	u32 tick_samples;	/* samples since the last tick */
+	u64 rate_credit;	/* samples sample_max_rate allows now: sample/limits.c */
+	u64 rate_credit_ns;	/* when it was last topped up */
 	u64 tick_nmi_ns;	/* PMI handler time since the last tick */
 	u64 released_ns;	/* when sampling counters were last claimed or released */
 	u64 global_ours;	/* GLOBAL_CTRL bits our writes left set */

@@ -3,7 +3,7 @@
  * Sampling's limits, writable at run time in /sys/module/archpmu/parameters/:
  * sample_max_rate (perf's perf_event_max_sample_rate) and sample_cpu_percent
  * (perf's perf_cpu_time_max_percent), which the PMI handler and the sampling
- * tick (pmi.c) throttle by.
+ * tick (pmi.c) throttle by, and the rate's credit per CPU.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -81,4 +81,33 @@ u32 archpmu_sample_max_per_tick(void)
 {
 	return DIV_ROUND_UP_ULL((u64)READ_ONCE(sample_max_rate) * ARCHPMU_SAMPLE_TICK_NS,
 				NSEC_PER_SEC);
+}
+
+/*
+ * sample_max_rate as credit (in 1/NSEC_PER_SEC samples) that time tops up at
+ * that rate, holding at most two ticks' share (perf's max_samples_per_tick,
+ * at least one sample). A CPU whose samples come unevenly (a tick's worth
+ * late, then at once) keeps within the rate over time without a throttle,
+ * where perf counts each tick apart and throttles. In the PMI, on its CPU.
+ */
+bool archpmu_sample_rate_take(struct archpmu_cpu_ctx *ctx, u64 now)
+{
+	u64 rate = READ_ONCE(sample_max_rate);
+	u64 cap = 2ULL * archpmu_sample_max_per_tick() * NSEC_PER_SEC;
+	u64 gap = now > ctx->rate_credit_ns ? now - ctx->rate_credit_ns : 0;
+
+	gap = min_t(u64, gap, 2 * ARCHPMU_SAMPLE_TICK_NS);
+	ctx->rate_credit = min(ctx->rate_credit + gap * rate, cap);
+	ctx->rate_credit_ns = now;
+	if (ctx->rate_credit < NSEC_PER_SEC)
+		return false;
+	ctx->rate_credit -= NSEC_PER_SEC;
+	return true;
+}
+
+/* Sampling begins on this CPU: a tick's share in hand. */
+void archpmu_sample_rate_reset(struct archpmu_cpu_ctx *ctx, u64 now)
+{
+	ctx->rate_credit = (u64)archpmu_sample_max_per_tick() * NSEC_PER_SEC;
+	ctx->rate_credit_ns = now;
 }

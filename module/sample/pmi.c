@@ -19,7 +19,9 @@
  * live view (pmu/cpu_ctx.h).
  *
  * Throttling, like perf's: the sample that takes a CPU over sample_max_rate
- * a second (counted per tick) stops its counter; handler time above
+ * a second stops its counter (limits.c keeps that rate as credit over time,
+ * where perf counts each tick apart, so uneven samples within the rate are
+ * not throttled: bench/README.md); handler time above
  * sample_cpu_percent of the tick (perf's perf_cpu_time_max_percent, 25 by
  * default as there) stops all of the CPU's sampling counters; each until
  * the next tick, with a THROTTLE and an UNTHROTTLE record. The tick also
@@ -110,6 +112,7 @@ static void throttle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
 			continue;
 		if (!global_msrs(ctx))
 			v1_enable(hw, false);
+		archpmu_freq_counting(hw, false, now);
 		archpmu_record_throttle(hw, true, now);
 	}
 }
@@ -185,8 +188,7 @@ static void handle_overflow(struct archpmu_cpu_ctx *ctx, unsigned int bit,
 		return;
 	archpmu_record_sample(ctx, hw, regs, hw->last_period, now);
 	hw->last_period = period;
-	ctx->tick_samples++;
-	if (ctx->tick_samples > archpmu_sample_max_per_tick())
+	if (!archpmu_sample_rate_take(ctx, now))
 		throttle(ctx, BIT_ULL(bit), now);
 }
 
@@ -368,34 +370,71 @@ static void rescan_lost_pmi(struct archpmu_cpu_ctx *ctx, u64 sampling)
 	}
 }
 
-/* perf_adjust_period: the period that gives @hw->freq samples a second, low-pass. */
-static void adjust_period(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw)
+/*
+ * perf_adjust_period: the period that gives @hw->freq samples a second,
+ * low-pass, from the events counted over the time the counter counted since
+ * the last estimate (archpmu_freq_counting: not while a task session's gate
+ * is closed, nor while throttled), so a task's estimate is its own rate, not
+ * the CPU's, and a throttle does not read as a slow event. The first estimate is
+ * taken whole, as is one eight times the period: the first period is only a
+ * guess (sample.c). Returns whether the counter should restart.
+ */
+static bool adjust_period(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
+			  u64 now)
 {
 	u64 total = archpmu_hw_event_update(ctx, hw);
-	u64 delta = total - hw->freq_total;
-	u64 target, period = hw->period;
+	u64 counted, target, period = hw->period;
 	s64 step;
 
+	/* Started since the last tick: it counts now, as the tick sees it. */
+	if (!hw->freq_stamped) {
+		hw->freq_stamped = true;
+		hw->freq_total = total;
+		hw->freq_ns = 0;
+		hw->freq_since = now;
+		return false;
+	}
+	counted = hw->freq_ns + (hw->freq_since ? now - hw->freq_since : 0);
+	/* Too short to tell, or nothing counted yet: go on counting toward it. */
+	if (counted < ARCHPMU_SAMPLE_TICK_NS / 4 || total == hw->freq_total)
+		return false;
+	target = div64_u64(mul_u64_u64_div_u64(total - hw->freq_total, NSEC_PER_SEC, counted),
+			   hw->freq) ?: 1;
 	hw->freq_total = total;
-	if (!delta)
-		return;
-	target = div64_u64(delta * (NSEC_PER_SEC / ARCHPMU_SAMPLE_TICK_NS), hw->freq) ?: 1;
+	hw->freq_ns = 0;
+	hw->freq_since = hw->freq_since ? now : 0;
 	step = (s64)(target - period);
 	step = step >= 0 ? (step + 7) / 8 : step / 8;
-	/*
-	 * From the start (period 1) perf's filter takes a hundred ms to get
-	 * close, sampling far too often meanwhile: a period eight times too
-	 * small takes the estimate at once.
-	 */
-	if (target / 8 > period)
+	if (!hw->freq_estimated || target / 8 > period)
 		step = target - period;
+	hw->freq_estimated = true;
 	period = clamp_t(u64, period + step, 1, hw->period_max);
-	/*
-	 * The next reload uses it. (perf also restarts a counter far from its
-	 * overflow; here the NMI could fold the counter between that write and
-	 * its prev, so a period that shrinks takes effect one overflow later.)
-	 */
 	WRITE_ONCE(hw->period, period);
+	/* As perf's: a counter far from its overflow would sample too late. */
+	return local64_read(&hw->period_left) > 8 * (s64)period;
+}
+
+/*
+ * Restart a counter with its new period. The PMI handler leaves the counter
+ * to this pass meanwhile (pmi_running); an overflow it found is then the
+ * tick's rescan's.
+ */
+static void restart_period(struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
+			   unsigned int bit)
+{
+	u64 mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
+	u64 running, start;
+
+	__this_cpu_write(pmi_running, true);
+	barrier();
+	running = archpmu_counters_pause_local(BIT_ULL(bit));
+	archpmu_hw_event_update(ctx, hw);
+	start = archpmu_hw_event_load(hw, READ_ONCE(hw->period), mask);
+	archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
+	local64_set(&hw->prev, start);
+	archpmu_counters_resume_local(running);
+	barrier();
+	__this_cpu_write(pmi_running, false);
 }
 
 static void unthrottle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
@@ -409,6 +448,7 @@ static void unthrottle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
 
 		if (!hw)
 			continue;
+		archpmu_freq_counting(hw, true, now);
 		archpmu_record_throttle(hw, false, now);
 		if (!global_msrs(ctx))
 			v1_enable(hw, true);
@@ -427,15 +467,14 @@ static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 	unsigned int bit;
 
 	if (sampling) {
-		ctx->tick_samples = 0;
 		ctx->tick_nmi_ns = 0;
 		for_each_set_bit(bit, &todo, 64) {
 			struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
 
 			if (!hw || !hw->smp)
 				continue;
-			if (hw->freq)
-				adjust_period(ctx, hw);
+			if (hw->freq && adjust_period(ctx, hw, now))
+				restart_period(ctx, hw, bit);
 			archpmu_record_lost(&hw->smp->ring, now);
 		}
 		if (atomic64_read(&ctx->throttled) & sampling)
@@ -451,6 +490,9 @@ static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 /* On the CPU: sampling may begin here. */
 static void tick_start(void *unused)
 {
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+
+	archpmu_sample_rate_reset(ctx, ktime_get_mono_fast_ns());
 	unmask_lvtpc();
 	hrtimer_start(this_cpu_ptr(&sample_ticks), ns_to_ktime(ARCHPMU_SAMPLE_TICK_NS),
 		      HRTIMER_MODE_REL_PINNED_HARD);

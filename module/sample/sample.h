@@ -128,5 +128,8 @@ u32 archpmu_sample_max_rate(void);
 /* limits.c: samples a tick may take, and the handler time (ns, 0: none). */
 u32 archpmu_sample_max_per_tick(void);
 u64 archpmu_sample_tick_budget_ns(void);
+/* limits.c: a sample within sample_max_rate (false: throttle); sampling begins. */
+bool archpmu_sample_rate_take(struct archpmu_cpu_ctx *ctx, u64 now);
+void archpmu_sample_rate_reset(struct archpmu_cpu_ctx *ctx, u64 now);
 
 #endif /* ARCHPMU_SAMPLE_SAMPLE_H */

@@ -767,6 +767,34 @@ TEST_CASE("over sample_max_rate a counter is throttled until the next tick", "[s
     write_file(kMaxRate, "100000");
 }
 
+TEST_CASE("sample_max_rate holds over time, with two ticks' share in hand and no more",
+          "[sampling]")
+{
+    LoadedModule mod(kExact);
+    write_file(kMaxRate, "250");  // one sample per 4 ms tick
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    auto so = started_on(cpu, {kInstructions | kUsr, 0, 0}, {10, 9, 0, 0});
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    sleep_ms(20);  // quiet ticks
+    inject(dev.get(), cpu, kInstructions, 10);
+    inject(dev.get(), cpu, kInstructions, 10);
+    auto recs = ring.drain();
+    CHECK(count_type(recs, ARCHPMU_RECORD_SAMPLE) == 2);
+    CHECK(count_type(recs, ARCHPMU_RECORD_THROTTLE) == 0);
+    // Two in hand at most: five at once are throttled.
+    for (int i = 0; i < 5; i++)
+        inject(dev.get(), cpu, kInstructions, 10);
+    sleep_ms(20);
+    recs = ring.drain();
+    CHECK(count_type(recs, ARCHPMU_RECORD_THROTTLE) >= 1);
+    CHECK(count_type(recs, ARCHPMU_RECORD_SAMPLE) < 5);
+    write_file(kMaxRate, "100000");
+}
+
 TEST_CASE("past sample_cpu_percent of handler time a CPU's sampling is throttled", "[sampling]")
 {
     LoadedModule mod("backend=model model_rate_percent=0 model_version=4 sample_cpu_percent=1");

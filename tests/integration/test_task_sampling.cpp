@@ -264,6 +264,35 @@ TEST_CASE("record -- COMMAND samples the command only, not a bystander on its CP
     ::kill(static_cast<pid_t>(bystander), SIGKILL);
 }
 
+TEST_CASE("-F is a rate over the task's own run time, from the start, unthrottled",
+          "[task-sample][record-tool][freq]")
+{
+    // No handler time budget: TCG's slow NMIs would throttle by time, not by rate.
+    LoadedModule mod("backend=model model_version=4 sample_cpu_percent=100");
+    const unsigned cpu = online_cpus().back();
+    const std::string file = "/tmp/archpmu-record-freq.data";
+    ::unlink(file.c_str());
+    // Runs half the time: a rate over wall time would sample twice as often.
+    const auto rec = run_command("taskset -c 0 " + std::string(ARCHPMU_TOOL) +
+                                 " record -e instructions:u -F 1000 -o " + file + " -- " +
+                                 spin("half", "1", cpu));
+    INFO(rec.out);
+    REQUIRE(rec.status == 0);
+    std::smatch m;
+    REQUIRE(std::regex_search(rec.out, m, std::regex(R"(utime_us (\d+))")));
+    const double expected = std::stod(m[1]) / 1000.0;  // 1000 a second of user time
+    unsigned total = 0;
+    for (const auto& [pid, n] : samples_by_pid(file))
+        total += n;
+    INFO(total << " samples, " << expected << " expected");
+    CHECK(total >= expected * 0.5);
+    CHECK(total <= expected * 1.5 + 20);
+    // No burst at the start: perf's period 1 would sample at sample_max_rate for a tick.
+    const auto dump =
+        run_command("perf report -D -i " + file + " | grep -c PERF_RECORD_THROTTLE || true");
+    CHECK(std::stoi(dump.out) == 0);
+}
+
 TEST_CASE("record -p and -t sample running tasks until --duration, and only them",
           "[task-sample][record-tool]")
 {

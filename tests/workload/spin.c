@@ -8,6 +8,7 @@
  * iterations) and prints how long it took, for the sampling benchmark.
  * "rusage" spins as "user" does, then prints the user time the process
  * used, loader included (the task-scope tests compare counts with it).
+ * "half" spins 3 ms and sleeps 3 ms by turns, then prints as "rusage".
  * "threads" spins as "user" does while threads of 20 ms each come and go.
  * "chain" spins in archpmu_spin_user() called through main() ->
  * archpmu_chain_a() -> archpmu_chain_b() (frame pointers: -g's test);
@@ -89,6 +90,17 @@ static void *spin_thread(void *arg)
 	return arg;
 }
 
+/* Spin and sleep by turns, each 3 ms: the process runs half the time. */
+static void spin_half(double end)
+{
+	const struct timespec nap = { 0, 3000000 };
+
+	while (now() < end) {
+		archpmu_spin_user(now() + 0.003);
+		nanosleep(&nap, NULL);
+	}
+}
+
 /* The main thread spins; a thread of 20 ms at a time comes and goes meanwhile. */
 static void spin_threads(double end)
 {
@@ -108,7 +120,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: archpmu_spin user|syscalls|rusage|threads|chain|badfp SECONDS [CPU] | work MILLIONS [CPU]\n");
+			"usage: archpmu_spin user|syscalls|rusage|half|threads|chain|badfp SECONDS [CPU] | work MILLIONS [CPU]\n");
 		return 2;
 	}
 	if (argc > 3) {
@@ -137,10 +149,13 @@ int main(int argc, char **argv)
 		archpmu_spin_badfp(end);
 	} else if (!strcmp(argv[1], "threads")) {
 		spin_threads(end);
-	} else if (!strcmp(argv[1], "rusage")) {
+	} else if (!strcmp(argv[1], "rusage") || !strcmp(argv[1], "half")) {
 		struct rusage ru;
 
-		archpmu_spin_user(end);
+		if (!strcmp(argv[1], "half"))
+			spin_half(end);
+		else
+			archpmu_spin_user(end);
 		getrusage(RUSAGE_SELF, &ru);
 		printf("utime_us %ld stime_us %ld\n",
 		       (long)(ru.ru_utime.tv_sec * 1000000L + ru.ru_utime.tv_usec),
