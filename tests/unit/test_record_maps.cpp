@@ -5,11 +5,16 @@
 
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
+#include <csignal>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <future>
 #include <string>
 #include <thread>
@@ -103,4 +108,54 @@ TEST_CASE("without side-band events, the samples' processes are named from /proc
     CHECK(told_before(maps, {sample_of(pid, other_tid, 6050)}).empty());
     // A process that is gone is not named (and nothing fails).
     CHECK(told_before(maps, {sample_of(4194305, 4194305, 7000)}).empty());
+}
+
+TEST_CASE("without side-band events, a process that execs is named again, as perf's exec COMM",
+          "[record_maps]")
+{
+    int go[2];
+    REQUIRE(::pipe(go) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        char byte;
+        ::close(go[1]);
+        if (::read(go[0], &byte, 1) == 1)
+            ::execl("/bin/sleep", "sleep", "10", static_cast<char*>(nullptr));
+        ::_exit(1);
+    }
+    ::close(go[0]);
+    const auto pid = static_cast<std::uint32_t>(child);
+    archpmu::tool::MapsFollower maps(7);
+    const auto first = told_before(maps, {sample_of(pid, pid, 5000)});
+    maps.end_round();
+    REQUIRE(::write(go[1], "x", 1) == 1);
+    ::close(go[1]);
+    // Until the exec has replaced the name.
+    std::string comm;
+    for (int i = 0; i < 500 && comm != "sleep\n"; i++) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        std::ifstream in("/proc/" + std::to_string(child) + "/comm");
+        std::getline(in, comm);
+        comm += '\n';
+    }
+    const auto second = told_before(maps, {sample_of(pid, pid, 6000)});
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    REQUIRE(comm == "sleep\n");
+    CHECK(std::count_if(first.begin(), first.end(),
+                        [](const Record& r) { return r.type == PERF_RECORD_COMM; }) == 1);
+    // The exec's COMM, then the new program's mappings.
+    REQUIRE(!second.empty());
+    CHECK(second[0].type == PERF_RECORD_COMM);
+    CHECK(second[0].misc == PERF_RECORD_MISC_COMM_EXEC);
+    const std::string bytes(second[0].bytes.begin(), second[0].bytes.end());
+    CHECK(bytes.find("sleep") != std::string::npos);
+    std::uint16_t misc = 0;
+    std::memcpy(&misc, second[0].bytes.data() + 4, sizeof(misc));
+    CHECK(misc == PERF_RECORD_MISC_COMM_EXEC);
+    CHECK(std::any_of(second.begin() + 1, second.end(), [](const Record& r) {
+        return r.type == PERF_RECORD_MMAP2 &&
+               std::string(r.bytes.begin(), r.bytes.end()).find("sleep") != std::string::npos;
+    }));
 }

@@ -4,7 +4,9 @@
 #include <linux/perf_event.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "archpmu/sideband.hpp"
@@ -20,7 +22,33 @@ std::string slurp(const std::string& path)
     return s.str();
 }
 
+std::string comm_of(std::uint32_t pid, std::uint32_t tid)
+{
+    std::string comm =
+        slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+    if (!comm.empty() && comm.back() == '\n')
+        comm.pop_back();
+    return comm;
+}
+
 }  // namespace
+
+// An exec shows as new mappings of a process told before: its threads' new
+// names go before them, marked as perf marks an exec's COMM.
+void MapsFollower::renamed(std::uint32_t pid, std::vector<Record>& out)
+{
+    for (auto it = threads_.lower_bound({pid, 0}); it != threads_.end() && it->first.first == pid;
+         ++it) {
+        const std::string comm = comm_of(pid, it->first.second);
+        if (comm.empty() || comm == it->second)
+            continue;
+        it->second = comm;
+        Record r = make_comm_record(pid, it->first.second, comm, round_floor_, id_);
+        r.misc = PERF_RECORD_MISC_COMM_EXEC;
+        std::memcpy(r.bytes.data() + 4, &r.misc, sizeof(r.misc));
+        out.push_back(std::move(r));
+    }
+}
 
 std::vector<Record> MapsFollower::before(const RingSpan& span)
 {
@@ -41,23 +69,25 @@ std::vector<Record> MapsFollower::before(const RingSpan& span)
         processes.insert(pid);
         if (threads_.count(key))
             continue;
-        std::string comm =
-            slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
-        if (!comm.empty() && comm.back() == '\n')
-            comm.pop_back();
+        const std::string comm = comm_of(pid, tid);
         if (comm.empty())
             continue;  // gone: tried again at its next sample
-        threads_.insert(key);
+        threads_.emplace(key, comm);
         out.push_back(make_comm_record(pid, tid, comm, round_floor_, id_));
     }
     for (const std::uint32_t pid : processes) {
         if (!read_this_round_.insert(pid).second)
             continue;
         auto& told = maps_[pid];
+        const bool known = !told.empty();
         const std::string text = slurp("/proc/" + std::to_string(pid) + "/maps");
+        std::vector<Record> mmaps;
         for (const auto& m : data_maps_ ? parse_file_maps(text) : parse_exec_maps(text))
             if (told.emplace(m.start, m.path).second)
-                out.push_back(make_mmap2_record(pid, pid, m, round_floor_, id_));
+                mmaps.push_back(make_mmap2_record(pid, pid, m, round_floor_, id_));
+        if (known && !mmaps.empty())
+            renamed(pid, out);
+        std::move(mmaps.begin(), mmaps.end(), std::back_inserter(out));
     }
     return out;
 }

@@ -30,15 +30,17 @@ public:
     // process's maps are read once a round). They are timed at the end of the
     // previous round, before every sample of this round in every ring, so perf
     // applies them to each of them. A process that exited before its first
-    // round is read is not symbolised.
+    // round is read is not symbolised. A process that execs is named again.
     std::vector<Record> before(const RingSpan& span);
     // The round's rings are all written: the next round's records go after its samples.
     void end_round();
 
 private:
+    void renamed(std::uint32_t pid, std::vector<Record>& out);
+
     std::uint64_t id_;
     bool data_maps_;
-    std::set<std::pair<std::uint32_t, std::uint32_t>> threads_;  // (pid, tid) told
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> threads_;  // (pid, tid): comm
     std::map<std::uint32_t, std::set<std::pair<std::uint64_t, std::string>>> maps_;
     std::set<std::uint32_t> read_this_round_;  // processes whose maps were read
     std::uint64_t round_floor_ = 0;            // the newest sample time of earlier rounds
