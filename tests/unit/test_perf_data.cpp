@@ -62,8 +62,9 @@ std::string temp_path(const char* name)
            name;
 }
 
-// Writes a file with 2 events (cycles:u and the side-band dummy) and a few records.
-std::uint64_t write_file(const std::string& path)
+// A writer of 2 events (cycles:u and the side-band dummy) that has written the
+// side-band records of one process; their bytes in *bytes.
+archpmu::PerfDataWriter start_file(const std::string& path, std::uint64_t* bytes)
 {
     archpmu::EventSpec cycles = archpmu::parse_event("cycles:u");
     cycles.sample.freq_hz = 4000;
@@ -83,13 +84,21 @@ std::uint64_t write_file(const std::string& path)
     m.prot = 5;
     m.flags = 2;
     m.path = "/nonexistent/synthbin";
-    std::uint64_t bytes = 0;
+    *bytes = 0;
     for (const auto& r : {archpmu::make_kernel_mmap_record(0xffffffff81000000ULL, 0, kDummyId),
                           archpmu::make_comm_record(kPid, kPid, "synthproc", 0, kDummyId),
                           archpmu::make_mmap2_record(kPid, kPid, m, 0, kDummyId)}) {
         w.write(r);
-        bytes += r.size();
+        *bytes += r.size();
     }
+    return w;
+}
+
+// Writes a file with 2 events (cycles:u and the side-band dummy) and a few records.
+std::uint64_t write_file(const std::string& path)
+{
+    std::uint64_t bytes = 0;
+    archpmu::PerfDataWriter w = start_file(path, &bytes);
     // The samples as the recorder writes them: in place in a ring, across its end.
     FakeRing ring(256);
     const std::vector<Record> samples{sample(1000, 0x401234, 2), sample(2000, 0x401238, 2),
@@ -289,5 +298,36 @@ TEST_CASE("perf report and perf script accept a written file", "[perf_data]")
     INFO(header);
     CHECK(WEXITSTATUS(status) == 0);
     CHECK_THAT(header, Catch::Contains("clockid"));
+    std::remove(path.c_str());
+}
+
+TEST_CASE("a writer that never finishes leaves a file perf reads up to its checkpoint",
+          "[perf_data]")
+{
+    const std::string path = temp_path("killed.data");
+    std::uint64_t bytes = 0;
+    {
+        archpmu::PerfDataWriter w = start_file(path, &bytes);
+        w.write(sample(1000, 0x401234, 2));
+        w.write(sample(2000, 0x401238, 2));
+        w.checkpoint();
+        w.write(sample(3000, 0x402000, 2));  // after it: lost with the process
+        // Destroyed without finish(), as when its process is killed.
+    }
+    const auto f = slurp(path);
+    CHECK(at<std::uint64_t>(f, 48) == bytes + 2 * 64);  // the data section's size
+    CHECK(std::memcmp(f.data(), "PERFILE2", 8) == 0);
+    if (std::system("perf --version >/dev/null 2>&1") != 0) {
+        WARN("perf is not installed: not checked");
+        std::remove(path.c_str());
+        return;
+    }
+    int status = 0;
+    const auto script = run("perf script -f -i " + path + " 2>&1", &status);
+    INFO(script);
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK_THAT(script, Catch::Contains("synthproc"));
+    CHECK_THAT(script, Catch::Contains("401238"));
+    CHECK_THAT(script, !Catch::Contains("402000"));
     std::remove(path.c_str());
 }

@@ -317,6 +317,26 @@ void PerfDataWriter::write(const std::vector<Record>& records)
         write(r);
 }
 
+void PerfDataWriter::write_header(const std::uint64_t (&features)[4])
+{
+    FileHeader h{};
+    std::memcpy(h.magic, "PERFILE2", 8);
+    h.size = sizeof(FileHeader);
+    h.attr_size = sizeof(perf_event_attr) + sizeof(FileSection);
+    h.attrs = FileSection{attrs_offset_, events_.size() * h.attr_size};
+    h.data = FileSection{data_offset_, data_size_};
+    std::memcpy(h.flags, features, sizeof(h.flags));
+    pwrite_all(&h, sizeof(h), 0);
+}
+
+void PerfDataWriter::checkpoint()
+{
+    if (finished_)
+        throw Error(EINVAL, path_ + ": the perf.data writer is finished");
+    flush();
+    write_header({});
+}
+
 void PerfDataWriter::finish()
 {
     if (finished_)
@@ -374,17 +394,12 @@ void PerfDataWriter::finish()
         b.put(info_.monotonic_ns);
     }
 
-    FileHeader h{};
-    std::memcpy(h.magic, "PERFILE2", 8);
-    h.size = sizeof(FileHeader);
-    h.attr_size = sizeof(perf_event_attr) + sizeof(FileSection);
-    h.attrs = FileSection{attrs_offset_, events_.size() * h.attr_size};
-    h.data = FileSection{data_offset_, data_size_};
     // The section table follows the data, then the contents.
+    std::uint64_t flags[4] = {};
     std::uint64_t at = offset_ + features.size() * sizeof(FileSection);
     std::vector<FileSection> table;
     for (const auto& [bit, blob] : features) {
-        h.flags[bit / 64] |= 1ULL << (bit % 64);
+        flags[bit / 64] |= 1ULL << (bit % 64);
         table.push_back(FileSection{at, blob.bytes.size()});
         at += blob.bytes.size();
     }
@@ -392,7 +407,7 @@ void PerfDataWriter::finish()
     for (const auto& f : features)
         put(f.second.bytes.data(), f.second.bytes.size());
     flush();
-    pwrite_all(&h, sizeof(h), 0);
+    write_header(flags);
     if (::fsync(fd_.get()) != 0 && errno != EINVAL)
         throw Error(errno, "cannot write " + path_);
     fd_.reset();

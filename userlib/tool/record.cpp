@@ -40,6 +40,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kPollMs = 100;
+constexpr int kCheckpointMs = 500;  // how stale a SIGKILLed recording may be
 constexpr std::uint32_t kUserStackRingPages = 128;
 constexpr std::uint32_t kFinishedRound = 68;  // PERF_RECORD_FINISHED_ROUND
 
@@ -407,6 +408,8 @@ int run_record(const RecordOptions& opts)
     const auto deadline = opts.duration
                               ? start + std::chrono::duration_cast<Clock::duration>(*opts.duration)
                               : Clock::time_point::max();
+    // A recording killed with SIGKILL can still be read (FILE.archpmu-XXXXXX) up to here.
+    auto checkpointed = start;
     for (;;) {
         if (terminated() || (child <= 0 && interrupted()))
             break;
@@ -415,6 +418,10 @@ int run_record(const RecordOptions& opts)
         pump();
         if (done || Clock::now() >= deadline)
             break;
+        if (Clock::now() - checkpointed >= std::chrono::milliseconds(kCheckpointMs)) {
+            writer.checkpoint();
+            checkpointed = Clock::now();
+        }
     }
     for (auto& session : sessions)
         session.stop();

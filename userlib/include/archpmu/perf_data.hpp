@@ -73,7 +73,8 @@ perf_event_attr perf_attr_for(const EventSpec& event, const SamplingOptions& sam
 
 // Writes a perf.data file: the header and attributes first, the records as
 // they come, and at finish() the feature sections and the final header. A
-// writer destroyed before finish() leaves a file perf refuses (data size 0).
+// writer that never finishes (its process killed) leaves a file perf reads up
+// to its last checkpoint(), without features; before any, perf refuses it.
 // Move-only; every method throws archpmu::Error.
 class PerfDataWriter {
 public:
@@ -90,6 +91,9 @@ public:
     void write(const std::vector<Record>& records);
     // A ring's records as they lie in it (read_ring_span), with no copy between.
     void write(const RingSpan& span);
+    // Writes what it holds, and a header that covers it: a file perf reads
+    // should the writer never finish. Two system calls.
+    void checkpoint();
     // Writes the features and the header; the writer takes no more records.
     void finish();
 
@@ -103,6 +107,7 @@ private:
     void write_all(const std::uint8_t* data, std::size_t size);
     void count_sample(std::uint64_t time) noexcept;
     void pwrite_all(const void* data, std::size_t size, std::uint64_t offset);
+    void write_header(const std::uint64_t (&features)[4]);
 
     std::string path_;
     std::vector<PerfEventDesc> events_;
