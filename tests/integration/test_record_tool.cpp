@@ -229,3 +229,28 @@ TEST_CASE("record: SIGTERM finishes the recording and ends the command as perf r
     CHECK(run_command("{ ls " + file + ".archpmu-* 2>/dev/null; }").out.empty());
     ::unlink(file.c_str());
 }
+
+TEST_CASE("record killed with SIGKILL leaves what it wrote where perf report reads it",
+          "[record-tool]")
+{
+    LoadedModule mod("backend=model model_version=4");
+    const unsigned cpu = online_cpus().back();
+    const std::string file = "/tmp/archpmu-record-kill.data";
+    ::unlink(file.c_str());
+    (void)run_command("rm -f " + file + ".archpmu-*");
+    const auto killed = run_command(
+        "{ " + std::string(ARCHPMU_TOOL) + " record -g -e instructions:u -F 1000 -o " + file +
+        " -- " + spin("chain", "30", cpu) +
+        " & p=$!; sleep 2; kill -KILL $p; wait $p; pkill -KILL -f 'archpmu_spi[n] chain 30'; }");
+    INFO(killed.out);
+    const auto staged = run_command("ls " + file + ".archpmu-*");
+    REQUIRE(staged.status == 0);
+    const std::string path = staged.out.substr(0, staged.out.find('\n'));
+    const auto report =
+        run_command("perf report -i " + path + " --stdio --no-children --sort sym 2>&1");
+    INFO(report.out);
+    CHECK(report.status == 0);
+    CHECK(report.out.find("archpmu_spin_user") != std::string::npos);
+    CHECK(report.out.find("archpmu_chain_b") != std::string::npos);  // its call graph
+    (void)run_command("rm -f " + file + ".archpmu-*");
+}
