@@ -140,8 +140,13 @@ void archpmu_ctx_restart_local(struct archpmu_batch *b)
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	const struct archpmu_ctx_change *ch = b->arg;
 
+	unsigned int i;
+
 	archpmu_ctx_update_local(b);
 	atomic64_andnot(ch->used, &ctx->throttled);
+	/* Stopped or started: a frequency's estimate starts again (sample/pmi.c). */
+	for (i = 0; i < ch->nr; i++)
+		ch->hw[i].freq_stamped = false;
 }
 
 static u64 throttled_now(const struct archpmu_cpu_ctx *ctx)

@@ -96,7 +96,8 @@ bool archpmu_sample_rate_take(struct archpmu_cpu_ctx *ctx, u64 now)
 	u64 cap = 2ULL * archpmu_sample_max_per_tick() * NSEC_PER_SEC;
 	u64 gap = now > ctx->rate_credit_ns ? now - ctx->rate_credit_ns : 0;
 
-	gap = min_t(u64, gap, 2 * ARCHPMU_SAMPLE_TICK_NS);
+	/* A second tops up any rate's cap (a gap of 8 ms would not, below 125/s). */
+	gap = min_t(u64, gap, NSEC_PER_SEC);
 	ctx->rate_credit = min(ctx->rate_credit + gap * rate, cap);
 	ctx->rate_credit_ns = now;
 	if (ctx->rate_credit < NSEC_PER_SEC)

@@ -371,68 +371,16 @@ static void rescan_lost_pmi(struct archpmu_cpu_ctx *ctx, u64 sampling)
 }
 
 /*
- * perf_adjust_period: the period that gives @hw->freq samples a second,
- * low-pass, from the events counted over the time the counter counted since
- * the last estimate (archpmu_freq_counting: not while a task session's gate
- * is closed, nor while throttled), so a task's estimate is its own rate, not
- * the CPU's, and a throttle does not read as a slow event. The first estimate is
- * taken whole, as is one eight times the period: the first period is only a
- * guess (sample.c). Returns whether the counter should restart.
+ * The tick's estimate of a frequency event, and its restart. The PMI handler
+ * leaves the event to this pass meanwhile (pmi_running), so a throttle does
+ * not stop its clock halfway through; an overflow it found is the rescan's.
  */
-static bool adjust_period(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
-			  u64 now)
+static void estimate(struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw, unsigned int bit,
+		     u64 now)
 {
-	u64 total = archpmu_hw_event_update(ctx, hw);
-	u64 counted, target, period = hw->period;
-	s64 step;
-
-	/* Started since the last tick: it counts now, as the tick sees it. */
-	if (!hw->freq_stamped) {
-		hw->freq_stamped = true;
-		hw->freq_total = total;
-		hw->freq_ns = 0;
-		hw->freq_since = now;
-		return false;
-	}
-	counted = hw->freq_ns + (hw->freq_since ? now - hw->freq_since : 0);
-	/* Too short to tell, or nothing counted yet: go on counting toward it. */
-	if (counted < ARCHPMU_SAMPLE_TICK_NS / 4 || total == hw->freq_total)
-		return false;
-	target = div64_u64(mul_u64_u64_div_u64(total - hw->freq_total, NSEC_PER_SEC, counted),
-			   hw->freq) ?: 1;
-	hw->freq_total = total;
-	hw->freq_ns = 0;
-	hw->freq_since = hw->freq_since ? now : 0;
-	step = (s64)(target - period);
-	step = step >= 0 ? (step + 7) / 8 : step / 8;
-	if (!hw->freq_estimated || target / 8 > period)
-		step = target - period;
-	hw->freq_estimated = true;
-	period = clamp_t(u64, period + step, 1, hw->period_max);
-	WRITE_ONCE(hw->period, period);
-	/* As perf's: a counter far from its overflow would sample too late. */
-	return local64_read(&hw->period_left) > 8 * (s64)period;
-}
-
-/*
- * Restart a counter with its new period. The PMI handler leaves the counter
- * to this pass meanwhile (pmi_running); an overflow it found is then the
- * tick's rescan's.
- */
-static void restart_period(struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
-			   unsigned int bit)
-{
-	u64 mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
-	u64 running, start;
-
 	__this_cpu_write(pmi_running, true);
 	barrier();
-	running = archpmu_counters_pause_local(BIT_ULL(bit));
-	archpmu_hw_event_update(ctx, hw);
-	start = archpmu_hw_event_load(hw, READ_ONCE(hw->period), mask);
-	archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
-	local64_set(&hw->prev, start);
-	archpmu_counters_resume_local(running);
+	archpmu_freq_estimate(ctx, hw, bit, now);
 	barrier();
 	__this_cpu_write(pmi_running, false);
 }
@@ -473,8 +421,8 @@ static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 
 			if (!hw || !hw->smp)
 				continue;
-			if (hw->freq && adjust_period(ctx, hw, now))
-				restart_period(ctx, hw, bit);
+			if (hw->freq)
+				estimate(ctx, hw, bit, now);
 			archpmu_record_lost(&hw->smp->ring, now);
 		}
 		if (atomic64_read(&ctx->throttled) & sampling)

@@ -8,7 +8,6 @@
 #include <linux/nospec.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <asm/tsc.h>
 
 #include "../compat.h"
 #include "sample.h"
@@ -53,20 +52,6 @@ int archpmu_sample_copy_in(struct archpmu_count_open *cmd,
 		return -EINVAL;
 	*sampling = any;
 	return 0;
-}
-
-/*
- * A frequency's period until the tick has estimated it (sample/pmi.c): a
- * second's events at the TSC's rate, which cycles and instructions come
- * close to. perf starts from 1 and re-estimates at every PMI; from 1 here the
- * first tick would sample at sample_max_rate and be throttled, and its count
- * with it. The tick restarts a counter whose estimate comes out shorter.
- */
-static u64 freq_first_period(u64 freq, u64 max)
-{
-	u64 rate = (u64)(tsc_khz ?: USEC_PER_SEC) * 1000;
-
-	return clamp_t(u64, div64_u64(rate, freq), 1, max);
 }
 
 /*
@@ -117,7 +102,8 @@ static int setup_claim(struct archpmu_sampler *smp, struct archpmu_claims *cl,
 			return -ERANGE;
 		}
 		hw->freq = sp->flags & ARCHPMU_SAMPLE_FREQ ? sp->period : 0;
-		hw->period = hw->freq ? freq_first_period(hw->freq, hw->period_max) : sp->period;
+		hw->period = hw->freq ? archpmu_freq_first_period(hw->freq, hw->period_max) :
+			     sp->period;
 		c->sampling |= archpmu_counter_bit(hw->counter);
 	}
 	return 0;

@@ -128,6 +128,13 @@ u32 archpmu_sample_max_rate(void);
 /* limits.c: samples a tick may take, and the handler time (ns, 0: none). */
 u32 archpmu_sample_max_per_tick(void);
 u64 archpmu_sample_tick_budget_ns(void);
+/*
+ * freq.c: a frequency's period until the tick has estimated it; the tick's
+ * estimate (and restart, when much shorter), with the PMI handler kept out.
+ */
+u64 archpmu_freq_first_period(u64 freq, u64 max);
+void archpmu_freq_estimate(struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
+			   unsigned int bit, u64 now);
 /* limits.c: a sample within sample_max_rate (false: throttle); sampling begins. */
 bool archpmu_sample_rate_take(struct archpmu_cpu_ctx *ctx, u64 now);
 void archpmu_sample_rate_reset(struct archpmu_cpu_ctx *ctx, u64 now);

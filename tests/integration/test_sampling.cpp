@@ -904,6 +904,46 @@ TEST_CASE("time-driven samples land in the user code that ran, with its pid", "[
     CHECK(in_child * 10 >= samples * 9);
 }
 
+TEST_CASE("a frequency's estimate starts at COUNT_START, not at the open before it",
+          "[sampling][freq]")
+{
+    // No handler time budget: TCG's slow NMIs would throttle by time, not by rate.
+    LoadedModule mod("backend=model model_version=4 sample_cpu_percent=100");
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    auto so = started_on(cpu, {kInstructions | kUsr, 0, 0}, {1000, 21, ARCHPMU_SAMPLE_FREQ, 0});
+    so.flags &= ~ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        ::sched_setaffinity(0, sizeof(set), &set);
+        spin_for(std::chrono::milliseconds(1500));
+        ::_exit(0);
+    }
+    // Opened and stopped for a while (as record -a reads /proc first): ticks go by.
+    sleep_ms(300);
+    REQUIRE(control(fd, ARCHPMU_IOC_COUNT_START) == 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    sleep_ms(600);
+    REQUIRE(control(fd, ARCHPMU_IOC_COUNT_STOP) == 0);
+    const double ran = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    const auto recs = ring.drain();
+    const size_t samples = count_type(recs, ARCHPMU_RECORD_SAMPLE);
+    INFO(samples << " samples in " << ran << " s");
+    CHECK(samples >= ran * 1000 * 0.5);
+    CHECK(samples <= ran * 1000 * 1.5 + 20);
+    CHECK(count_type(recs, ARCHPMU_RECORD_THROTTLE) == 0);
+}
+
 TEST_CASE("closing, kill -9, hotplug and unload while sampling leave the PMU as found",
           "[sampling][hotplug]")
 {

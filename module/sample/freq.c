@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Frequency mode (perf's attr.freq): a sampling event's period, estimated at
+ * each sampling tick (pmi.c) from the events its counter counted over the
+ * time it counted, so that it gives the frequency asked.
+ */
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <asm/tsc.h>
+
+#include "sample.h"
+
+/*
+ * A frequency's period until the tick has estimated it (pmi.c): a
+ * second's events at the TSC's rate, which cycles and instructions come
+ * close to. perf starts from 1 and re-estimates at every PMI; from 1 here the
+ * first tick would sample at sample_max_rate and be throttled, and its count
+ * with it. The tick restarts a counter whose estimate comes out shorter.
+ */
+u64 archpmu_freq_first_period(u64 freq, u64 max)
+{
+	u64 rate = (u64)(tsc_khz ?: USEC_PER_SEC) * 1000;
+
+	return clamp_t(u64, div64_u64(rate, freq), 1, max);
+}
+
+/*
+ * perf_adjust_period: the period that gives @hw->freq samples a second,
+ * low-pass, from the events counted over the time the counter counted since
+ * the last estimate (archpmu_freq_counting: not while a task session's gate
+ * is closed, nor while throttled), so a task session's estimate is the rate
+ * of its tasks while they ran here, not the CPU's, and a throttle does not
+ * read as a slow event. The first estimate is
+ * taken whole, as is one eight times the period: the first period is only a
+ * guess (sample.c). Returns whether the counter should restart.
+ */
+static bool adjust_period(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
+			  u64 now)
+{
+	u64 total = archpmu_hw_event_update(ctx, hw);
+	u64 counted, target, period = hw->period;
+	s64 step, left;
+
+	/* Started since the last tick: it counts now, as the tick sees it. */
+	if (!hw->freq_stamped) {
+		hw->freq_stamped = true;
+		hw->freq_total = total;
+		hw->freq_ns = 0;
+		hw->freq_since = now;
+		return false;
+	}
+	counted = hw->freq_ns + (hw->freq_since && now > hw->freq_since ? now - hw->freq_since : 0);
+	/* Too short to tell, or nothing counted yet: go on counting toward it. */
+	if (counted < ARCHPMU_SAMPLE_TICK_NS / 4 || total == hw->freq_total)
+		return false;
+	target = div64_u64(mul_u64_u64_div_u64(total - hw->freq_total, NSEC_PER_SEC, counted),
+			   hw->freq) ?: 1;
+	hw->freq_total = total;
+	hw->freq_ns = 0;
+	hw->freq_since = hw->freq_since ? now : 0;
+	step = (s64)(target - period);
+	step = step >= 0 ? (step + 7) / 8 : step / 8;
+	if (!hw->freq_estimated || target / 8 > period)
+		step = target - period;
+	hw->freq_estimated = true;
+	period = clamp_t(u64, period + step, 1, hw->period_max);
+	WRITE_ONCE(hw->period, period);
+	/* As perf's: a counter far from its overflow would sample too late. */
+	left = local64_read(&hw->period_left);
+	return left > 0 && (u64)left / 8 > period;
+}
+
+/* Restart a counter with its new period, as perf's x86_perf_event_set_period. */
+static void restart_period(struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
+			   unsigned int bit)
+{
+	u64 mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
+	u64 running, start;
+
+	running = archpmu_counters_pause_local(BIT_ULL(bit));
+	archpmu_hw_event_update(ctx, hw);
+	hw->last_period = READ_ONCE(hw->period);
+	start = archpmu_hw_event_load(hw, hw->last_period, mask);
+	archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
+	local64_set(&hw->prev, start);
+	archpmu_counters_resume_local(running);
+}
+
+void archpmu_freq_estimate(struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
+			   unsigned int bit, u64 now)
+{
+	if (adjust_period(ctx, hw, now))
+		restart_period(ctx, hw, bit);
+}
