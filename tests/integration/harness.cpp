@@ -328,6 +328,21 @@ void spin_for(std::chrono::milliseconds how_long)
         spin = spin + 1;
 }
 
+pid_t spinner_on(unsigned cpu, std::chrono::milliseconds how_long)
+{
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+        ::sched_setaffinity(0, sizeof(set), &set);
+        spin_for(how_long);
+        ::_exit(0);
+    }
+    return child;
+}
+
 void pin_to(unsigned cpu)
 {
     cpu_set_t set;

@@ -94,6 +94,9 @@ double perf_report_share(const std::string& report, const std::string& symbol);
 // forked child may call it).
 void spin_for(std::chrono::milliseconds how_long);
 
+// A forked child busy in user space on `cpu` for `how_long`, then gone: its pid.
+pid_t spinner_on(unsigned cpu, std::chrono::milliseconds how_long);
+
 // Keep the calling thread on `cpu` (it runs there on return), or let it run on
 // every online CPU again.
 void pin_to(unsigned cpu);

@@ -66,16 +66,7 @@ int open_errno(const std::string& params_events, const std::vector<uint32_t>& cp
 
 void busy_user_loop_on(unsigned cpu, std::chrono::milliseconds how_long)
 {
-    const pid_t child = ::fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
-        ::sched_setaffinity(0, sizeof(set), &set);
-        spin_for(how_long);
-        ::_exit(0);
-    }
+    const pid_t child = spinner_on(cpu, how_long);
     int status = 0;
     ::waitpid(child, &status, 0);
 }
