@@ -49,7 +49,7 @@ static void gate_time(const struct archpmu_claims *cl, struct archpmu_claim *c, 
 	u64 now = ktime_get_mono_fast_ns();
 	unsigned int e;
 
-	/* A frequency's estimate counts the time the tasks ran here (sample/pmi.c). */
+	/* A frequency's estimate counts the time the tasks ran here (sample/freq.c). */
 	for (e = 0; c->sampling && e < cl->nr_events; e++)
 		archpmu_freq_counting(&c->hw[e], on, now);
 	raw_write_seqcount_begin(&c->task_seq);

@@ -144,7 +144,7 @@ void archpmu_ctx_restart_local(struct archpmu_batch *b)
 
 	archpmu_ctx_update_local(b);
 	atomic64_andnot(ch->used, &ctx->throttled);
-	/* Stopped or started: a frequency's estimate starts again (sample/pmi.c). */
+	/* Stopped or started: a frequency's estimate starts again (sample/freq.c). */
 	for (i = 0; i < ch->nr; i++)
 		ch->hw[i].freq_stamped = false;
 }

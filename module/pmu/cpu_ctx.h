@@ -81,7 +81,7 @@ struct archpmu_hw_event {
 	local64_t period_left;	/* events until the next sample: folds take from it */
 	u64 period_max;		/* what the counter takes */
 	u64 freq;		/* Hz, or 0 */
-	/* A frequency event's estimate (sample/pmi.c): what it counted since the last. */
+	/* A frequency event's estimate (sample/freq.c): what it counted since the last. */
 	u64 freq_total;		/* total at the last estimate */
 	u64 freq_since;		/* since when it counts toward the next; 0: stopped */
 	u64 freq_ns;		/* time counted toward it before freq_since */

@@ -30,9 +30,9 @@ u64 archpmu_freq_first_period(u64 freq, u64 max)
  * the last estimate (archpmu_freq_counting: not while a task session's gate
  * is closed, nor while throttled), so a task session's estimate is the rate
  * of its tasks while they ran here, not the CPU's, and a throttle does not
- * read as a slow event. The first estimate is
- * taken whole, as is one eight times the period: the first period is only a
- * guess (sample.c). Returns whether the counter should restart.
+ * read as a slow event. The first estimate is taken whole, as is one eight
+ * times the period: the first period is only a guess. Returns whether the
+ * counter should restart.
  */
 static bool adjust_period(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
 			  u64 now)
