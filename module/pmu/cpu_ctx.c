@@ -139,7 +139,6 @@ void archpmu_ctx_restart_local(struct archpmu_batch *b)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	const struct archpmu_ctx_change *ch = b->arg;
-
 	unsigned int i;
 
 	archpmu_ctx_update_local(b);
