@@ -10,7 +10,9 @@
  * as well as IA32_PERF_GLOBAL_CTRL: perf's PMI handler rewrites GLOBAL_CTRL
  * wholesale with every counter's bit, which must not start ours while no
  * task of the session runs. Opening writes GLOBAL_CTRL last, closing first,
- * so the counters start and stop together.
+ * so the counters start and stop together. A feature that keeps state per
+ * task (sample/: each task's periods) does so in the gate's hooks, between
+ * the counters stopping and starting (cl->gate_hooks).
  */
 #include <linux/lockdep.h>
 #include <linux/ktime.h>
@@ -44,14 +46,8 @@ static void gate_global(const struct archpmu_claim *c, bool on)
 }
 
 /* The time the tasks ran here, as the gate opens or closes. */
-static void gate_time(const struct archpmu_claims *cl, struct archpmu_claim *c, bool on)
+static void gate_time(struct archpmu_claim *c, bool on, u64 now)
 {
-	u64 now = ktime_get_mono_fast_ns();
-	unsigned int e;
-
-	/* A frequency's estimate counts the time the tasks ran here (sample/freq.c). */
-	for (e = 0; c->sampling && e < cl->nr_events; e++)
-		archpmu_freq_counting(&c->hw[e], on, now);
 	raw_write_seqcount_begin(&c->task_seq);
 	if (on) {
 		c->task_since = now;
@@ -63,106 +59,26 @@ static void gate_time(const struct archpmu_claims *cl, struct archpmu_claim *c, 
 	raw_write_seqcount_end(&c->task_seq);
 }
 
-/*
- * While its gate is closed a sampling claim's counters are hidden from the
- * PMI handler (the context's sampling bits): an overflow still pending as the
- * gate closes (its PMI not yet taken) is acked and stays in the period's
- * remainder, to be sampled once a task of the session runs again, never in
- * whichever task runs meanwhile. Its PMI, should it be on its way, is
- * claimed by the grace of released_ns.
- */
-static void gate_hide(const struct archpmu_claim *c)
-{
-	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
-
-	if (!c->sampling)
-		return;
-	WRITE_ONCE(ctx->sampling, ctx->sampling & ~c->sampling);
-	WRITE_ONCE(ctx->released_ns, ktime_get_mono_fast_ns());
-	archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_OVF_CTRL, c->sampling);
-}
-
-static void gate_show(const struct archpmu_claim *c)
-{
-	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
-
-	if (c->sampling)
-		WRITE_ONCE(ctx->sampling, ctx->sampling | c->sampling);
-}
-
-/*
- * A sampling event's period follows its task from CPU to CPU, as the state
- * of perf's per-task event does: saved as the gate closes, loaded before it
- * opens on another CPU. The counters are stopped and hidden meanwhile, so no
- * PMI handler touches them.
- */
-static void gate_save_periods(const struct archpmu_claims *cl, struct archpmu_claim *c,
-			      struct archpmu_period_carry *carry)
-{
-	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
-	unsigned int e;
-
-	for (e = 0; e < cl->nr_events; e++) {
-		struct archpmu_hw_event *hw = &c->hw[e];
-
-		if (!hw->period || !archpmu_claim_placed(c, e))
-			continue;
-		archpmu_hw_event_update(ctx, hw);
-		carry[e].left = local64_read(&hw->period_left);
-		carry[e].period = hw->period;
-		carry[e].last_period = hw->last_period;
-	}
-}
-
-static void gate_load_periods(const struct archpmu_claims *cl, struct archpmu_claim *c,
-			      const struct archpmu_period_carry *carry)
-{
-	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
-	unsigned int e;
-
-	for (e = 0; e < cl->nr_events; e++) {
-		struct archpmu_hw_event *hw = &c->hw[e];
-		u64 mask, start;
-		s64 next;
-
-		if (!hw->period || !archpmu_claim_placed(c, e))
-			continue;
-		archpmu_hw_event_update(ctx, hw);
-		if (carry[e].left == ARCHPMU_PERIOD_UNSET) {
-			next = hw->period;	/* a task new to the session */
-		} else {
-			/* A frequency event's period is the task's estimate, not this CPU's. */
-			if (hw->freq)
-				WRITE_ONCE(hw->period, carry[e].period);
-			hw->last_period = carry[e].last_period;
-			/* <= 0: an overflow pending when it left, sampled at once here. */
-			next = clamp_t(s64, carry[e].left, 1, hw->period);
-		}
-		mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
-		start = archpmu_hw_event_load(hw, next, mask);
-		local64_set(&hw->prev, start);
-		archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
-	}
-}
-
 void archpmu_claim_gate_task_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
-				   bool on, struct archpmu_period_carry *carry)
+				   bool on, void *carry)
 {
+	const struct archpmu_gate_hooks *hooks = cl->gate_hooks;
+	u64 now;
+
 	lockdep_assert_irqs_disabled();
 	if (c->task_in == on)
 		return;
+	now = ktime_get_mono_fast_ns();
 	if (!on) {
 		gate_global(c, false);
 		gate_msrs(cl, c, false);
-		gate_hide(c);
-		if (carry)
-			gate_save_periods(cl, c, carry);
+		if (hooks)
+			hooks->close(cl, c, carry, now);
 	}
-	gate_time(cl, c, on);
+	gate_time(c, on, now);
 	if (on) {
-		if (carry)
-			gate_load_periods(cl, c, carry);
-		gate_show(c);
+		if (hooks)
+			hooks->open(cl, c, carry, now);
 		gate_msrs(cl, c, true);
 		gate_global(c, true);
 	}
@@ -199,7 +115,7 @@ void archpmu_claim_gate_release_local(struct archpmu_batch *b)
 	struct archpmu_claim *c = claim_of_batch(b);
 
 	if (c->task_in)
-		gate_time(c->claims, c, false);
+		gate_time(c, false, ktime_get_mono_fast_ns());
 	archpmu_ctx_release_local(b);
 }
 

@@ -144,6 +144,8 @@ struct archpmu_claims {
 	bool task_exec_seen;	/* WRITE_ONCE by the exec probe */
 	/* Children the session did not follow (task/, under its lock; READ_ONCE). */
 	u64 task_missed;
+	/* What keeps state per task across the gate (sample/), or NULL. */
+	const struct archpmu_gate_hooks *gate_hooks;
 	/* What places the events that do not all fit at once (mux/), or NULL. */
 	const struct archpmu_placer *placer;
 	void *placer_data;
@@ -174,6 +176,22 @@ struct archpmu_placer {
 	/* The session starts or stops counting. */
 	void (*started)(struct archpmu_claims *cl);
 	void (*stopped)(struct archpmu_claims *cl);
+};
+
+/*
+ * A feature with state of its own in a task session's gate (sample/: the
+ * sampling counters hidden from the PMI handler while no task of the session
+ * runs, and each task's periods). On the claim's CPU with interrupts
+ * disabled, in the order the gate keeps: close() after the counters stopped,
+ * open() before they start. @carry is the task's state, zeroed for a task
+ * new to the session, or NULL where no task switches (a COUNT_START or STOP,
+ * a CPU going down).
+ */
+struct archpmu_gate_hooks {
+	void (*close)(const struct archpmu_claims *cl, struct archpmu_claim *c, void *carry,
+		      u64 now);
+	void (*open)(const struct archpmu_claims *cl, struct archpmu_claim *c,
+		     const void *carry, u64 now);
 };
 
 enum { ARCHPMU_TASK_STOPPED, ARCHPMU_TASK_ARMED, ARCHPMU_TASK_RUNNING };
@@ -284,21 +302,14 @@ u64 archpmu_claim_event_ctl(const struct archpmu_claims *cl, const struct archpm
  */
 void archpmu_claim_gate_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
 			      bool on);
-/* One sampling event's state in one task, as it goes from CPU to CPU. */
-struct archpmu_period_carry {
-	s64 left;		/* events to the next sample; ARCHPMU_PERIOD_UNSET: none yet */
-	u64 period;		/* a frequency event's current estimate */
-	u64 last_period;	/* the period of the sample being counted */
-};
-
-#define ARCHPMU_PERIOD_UNSET	S64_MIN
 /*
- * The same for a task switching out (in) with its sampling state, one entry
- * per event, in @carry (NULL: none): saved as the gate closes, loaded as it
- * opens, so a task's periods go on where they left off on another CPU.
+ * The same for a task switching out (in), with its state for the session's
+ * gate hooks in @carry (task/ keeps it; NULL: none), so
+ * that what a feature keeps per task goes on where it left off on another
+ * CPU.
  */
 void archpmu_claim_gate_task_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
-				   bool on, struct archpmu_period_carry *carry);
+				   bool on, void *carry);
 /* Under archpmu_own_lock: on every programmed claim, start the counters if
  * the session is started and one of its tasks runs there, else stop them.
  */

@@ -36,8 +36,9 @@
  *
  *  - sampling, throttled, tick_*, released_ns: sampling's per-CPU state,
  *    written only on this CPU: by the same hooks (sampling), by a task
- *    session's gate with interrupts disabled (own/gate.c: its counters leave
- *    sampling, stopped, as it closes and rejoin it, loaded, before it opens),
+ *    session's gate with interrupts disabled (sample/task_gate.c: its
+ *    counters leave sampling, stopped, as it closes and rejoin it, loaded,
+ *    before it opens),
  *    by the PMI handler in NMI and by the sampling tick in hard interrupt
  *    context. The
  *    tick can be interrupted by the NMI, never the reverse; each field is a
@@ -131,30 +132,6 @@ static inline u64 archpmu_hw_event_load(struct archpmu_hw_event *hw, s64 left, u
 {
 	local64_set(&hw->period_left, left);
 	return archpmu_sampling_start(left, width_mask);
-}
-
-/*
- * A frequency event's counter stops (@on false: a task session's gate closes,
- * or a throttle) or starts counting toward its next estimate, at @now
- * (ktime_get_mono_fast_ns). On its CPU, interrupts off, or in the PMI.
- */
-static inline void archpmu_freq_counting(struct archpmu_hw_event *hw, bool on, u64 now)
-{
-	if (!hw->freq)
-		return;
-	if (on) {
-		/*
-		 * Counting already: the tick stamped it before its gate first
-		 * opened, while it did not count. The estimate starts again.
-		 */
-		if (hw->freq_since)
-			hw->freq_stamped = false;
-		hw->freq_since = now;
-	} else if (hw->freq_since) {
-		if (now > hw->freq_since)
-			hw->freq_ns += now - hw->freq_since;
-		hw->freq_since = 0;
-	}
 }
 
 /*

@@ -2,7 +2,8 @@
 /*
  * Frequency mode (perf's attr.freq): a sampling event's period, estimated at
  * each sampling tick (pmi.c) from the events its counter counted over the
- * time it counted, so that it gives the frequency asked.
+ * time it counted, so that it gives the frequency asked. In a task session
+ * the estimate is each task's own (task_gate.c carries it).
  */
 #include <linux/math64.h>
 #include <linux/minmax.h>
@@ -22,6 +23,55 @@ u64 archpmu_freq_first_period(u64 freq, u64 max)
 	u64 rate = (u64)(tsc_khz ?: USEC_PER_SEC) * 1000;
 
 	return clamp_t(u64, div64_u64(rate, freq), 1, max);
+}
+
+/*
+ * A frequency event's counter stops (@on false: a task session's gate closes,
+ * or a throttle) or starts counting toward its next estimate, at @now
+ * (ktime_get_mono_fast_ns). On its CPU, interrupts off, or in the PMI.
+ */
+void archpmu_freq_counting(struct archpmu_hw_event *hw, bool on, u64 now)
+{
+	if (!hw->freq)
+		return;
+	if (on) {
+		/*
+		 * Counting already: the tick stamped it before its gate first
+		 * opened, while it did not count. The estimate starts again.
+		 */
+		if (hw->freq_since)
+			hw->freq_stamped = false;
+		hw->freq_since = now;
+	} else if (hw->freq_since) {
+		if (now > hw->freq_since)
+			hw->freq_ns += now - hw->freq_since;
+		hw->freq_since = 0;
+	}
+}
+
+/*
+ * A task's estimate leaves with it (its counter stopped, at @total) and comes
+ * back with it: what it counted toward the next, over what time, as perf's
+ * per-task events each keep their own. A task new to the session (all zero)
+ * starts one afresh from the period it finds, its first taken whole.
+ */
+void archpmu_freq_save(const struct archpmu_hw_event *hw, u64 total,
+		       struct archpmu_sample_carry *carry)
+{
+	carry->freq_events = hw->freq_stamped ? total - hw->freq_total : 0;
+	carry->freq_ns = hw->freq_ns;
+	carry->freq_stamped = hw->freq_stamped;
+	carry->freq_estimated = hw->freq_estimated;
+}
+
+void archpmu_freq_load(struct archpmu_hw_event *hw, u64 total,
+		       const struct archpmu_sample_carry *carry)
+{
+	hw->freq_total = total - carry->freq_events;
+	hw->freq_ns = carry->freq_ns;
+	hw->freq_since = 0;
+	hw->freq_stamped = carry->freq_stamped;
+	hw->freq_estimated = carry->freq_estimated;
 }
 
 /*

@@ -129,10 +129,36 @@ u32 archpmu_sample_max_rate(void);
 u32 archpmu_sample_max_per_tick(void);
 u64 archpmu_sample_tick_budget_ns(void);
 /*
+ * One sampling event's state in one task, as it goes from CPU to CPU
+ * (task_gate.c); all zero for a task new to the session.
+ */
+struct archpmu_sample_carry {
+	u64 period;		/* its period (a frequency's estimate); 0: none yet */
+	s64 left;		/* events to the next sample */
+	u64 last_period;	/* the period of the sample being counted */
+	/* A frequency's estimate (freq.c): counted toward the next, and over what time. */
+	u64 freq_events;
+	u64 freq_ns;
+	bool freq_stamped;
+	bool freq_estimated;
+};
+
+/* task_gate.c: a task session's per-task sampling state, for task/. */
+size_t archpmu_sample_carry_size(unsigned int nr_events);
+extern const struct archpmu_gate_hooks archpmu_sample_gate_hooks;
+
+/*
  * freq.c: a frequency's period until the tick has estimated it; the tick's
- * estimate (and restart, when much shorter), with the PMI handler kept out.
+ * estimate (and restart, when much shorter), with the PMI handler kept out;
+ * the clock of the time counted toward it; a task's estimate saved and
+ * loaded as it switches.
  */
 u64 archpmu_freq_first_period(u64 freq, u64 max);
+void archpmu_freq_counting(struct archpmu_hw_event *hw, bool on, u64 now);
+void archpmu_freq_save(const struct archpmu_hw_event *hw, u64 total,
+		       struct archpmu_sample_carry *carry);
+void archpmu_freq_load(struct archpmu_hw_event *hw, u64 total,
+		       const struct archpmu_sample_carry *carry);
 void archpmu_freq_estimate(struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
 			   unsigned int bit, u64 now);
 /* limits.c: a sample within sample_max_rate (false: throttle); sampling begins. */

@@ -237,7 +237,8 @@ static int session_create(struct archpmu_count_open *cmd, struct archpmu_session
 		}
 	}
 	/* Last before the locks: it holds the target's exec_update_lock. */
-	s->task = archpmu_task_create(cmd, sampling);
+	s->task = archpmu_task_create(cmd, sampling ?
+				      archpmu_sample_carry_size(cmd->nr_events) : 0);
 	if (IS_ERR(s->task)) {
 		ret = PTR_ERR(s->task);
 		s->task = NULL;

@@ -139,7 +139,7 @@ static bool alive(struct task_struct *p, u32 flags)
 	return !(p->flags & PF_EXITING);
 }
 
-struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, bool sampling)
+struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, size_t carry_size)
 {
 	struct task_struct *p = NULL;
 	struct archpmu_task *t;
@@ -178,7 +178,7 @@ struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, b
 		goto err_unlock;
 	archpmu_task_scope_init(t);
 	t->flags = cmd->task_flags;
-	t->nr_carry = sampling ? cmd->nr_events : 0;
+	t->carry_size = carry_size;
 	ret = archpmu_task_probes_get();
 	if (ret) {
 		kfree(t);

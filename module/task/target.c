@@ -54,22 +54,12 @@ static DEFINE_MUTEX(probes_mutex);
 static unsigned int probes_users;	/* task sessions; the probes skip all work at 0 */
 static bool probes_registered;
 
-/* A task new to a session starts each sampling event's period afresh. */
-static void reset_carry(struct archpmu_task_target *e, u32 nr)
-{
-	u32 i;
-
-	for (i = 0; i < nr; i++)
-		e->carry[i].left = ARCHPMU_PERIOD_UNSET;
-}
-
 struct archpmu_task_target *archpmu_task_target_new(const struct archpmu_task *t, gfp_t gfp)
 {
-	struct archpmu_task_target *e = kzalloc(struct_size(e, carry, t->nr_carry), gfp);
+	struct archpmu_task_target *e;
 
-	if (e)
-		reset_carry(e, t->nr_carry);
-	return e;
+	/* Zeroed: a task new to the session (struct archpmu_gate_hooks). */
+	return kzalloc(struct_size(e, carry, 0) + t->carry_size, gfp);
 }
 
 void archpmu_task_target_put(struct archpmu_task_target *e)
@@ -102,9 +92,9 @@ int archpmu_task_fill_pool(struct archpmu_task *t, unsigned int len)
 	}
 }
 
-static struct archpmu_period_carry *carry_of(struct archpmu_task_target *e)
+static void *carry_of(struct archpmu_task_target *e)
 {
-	return e->owner->nr_carry ? e->carry : NULL;
+	return e->owner->carry_size ? e->carry : NULL;
 }
 
 /*
@@ -116,7 +106,7 @@ static bool same_session(const struct archpmu_task *t, struct task_struct *next)
 {
 	struct archpmu_task_target *e;
 
-	if (t->nr_carry)
+	if (t->carry_size)
 		return false;
 	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)next)
 		if (e->task == next && e->owner == t && !READ_ONCE(e->dead))
@@ -178,7 +168,7 @@ static void follow_child(struct archpmu_task *t, struct task_struct *child)
 	e->task = child;
 	e->owner = t;
 	e->dead = false;
-	reset_carry(e, t->nr_carry);
+	memset(e->carry, 0, t->carry_size);
 	hash_add_rcu(targets, &e->hnode, (unsigned long)child);
 	if (t->pool_len < POOL_LOW)
 		irq_work_queue(&t->kick);

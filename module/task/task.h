@@ -22,15 +22,15 @@ struct archpmu_task_target {
 	struct task_struct *task;	/* referenced while the entry is on the hash */
 	struct archpmu_task *owner;
 	bool dead;			/* switched out for the last time */
-	/* Each sampling event's period state in this task (own/gate.c), or none. */
-	struct archpmu_period_carry carry[];
+	/* The gate hooks' state in this task (own/gate.c), or none. */
+	u64 carry[];
 };
 
 /* A session's task scope. */
 struct archpmu_task {
 	struct archpmu_claims *cl;
 	u32 flags;			/* ARCHPMU_TASK_* */
-	u32 nr_carry;			/* a sampling session's events, else 0 */
+	size_t carry_size;		/* bytes of each entry's carry: 0, none */
 	bool closing;			/* no more children are followed (under the lock) */
 	struct list_head targets;	/* under the lock */
 	struct list_head pool;		/* free entries for children, under the lock */
@@ -62,7 +62,7 @@ void archpmu_task_exit(void);
  * the same ioctl. NULL (no task scope) for a session without
  * ARCHPMU_COUNT_OPEN_TASK; an ERR_PTR on refusal.
  */
-struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, bool sampling);
+struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, size_t carry_size);
 /*
  * Is the caller @t's only task? Then no CPU but the caller's runs a task of
  * the session, and its start, stop and read need reach no other

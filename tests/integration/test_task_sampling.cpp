@@ -293,6 +293,57 @@ TEST_CASE("-F is a rate over the task's own run time, from the start, unthrottle
     CHECK(std::stoi(dump.out) == 0);
 }
 
+TEST_CASE("a frequency's period is each task's own, from its own rate, not its CPU's",
+          "[task-sample][record-tool][freq]")
+{
+    LoadedModule mod("backend=model model_version=4 sample_cpu_percent=100");
+    const unsigned cpu = online_cpus().back();
+    const std::string file = "/tmp/archpmu-record-freq-tasks.data";
+    ::unlink(file.c_str());
+    // Two tasks share one CPU: one in user mode throughout, one mostly in the
+    // kernel, so instructions:u runs at very different rates in them.
+    // Each should get -F's rate over its own run time, as in perf; one
+    // estimate for the CPU gives the spinner most of the samples.
+    const auto rec = run_command(
+        "taskset -c 0 " + std::string(ARCHPMU_TOOL) +
+        " record -e instructions:u -F 1000 -o " + file + " -- sh -c '" +
+        spin("user", "2", cpu) + " & " + spin("kernel", "2", cpu) + "; wait'");
+    INFO(rec.out);
+    REQUIRE(rec.status == 0);
+    const auto script = run_command("perf script -i " + file + " -F pid,ip,sym");
+    REQUIRE(script.status == 0);
+    std::map<std::string, unsigned> by_mode;  // by what the sample's process is
+    std::map<long, std::string> mode_of;
+    std::map<long, unsigned> by_pid;
+    std::istringstream in(script.out);
+    std::string line;
+    const std::regex row(R"(^\s*(\d+)\s+[0-9a-f]+\s+(\S+))");
+    while (std::getline(in, line)) {
+        std::smatch m;
+        if (!std::regex_search(line, m, row))
+            continue;
+        const long pid = std::stol(m[1]);
+        by_pid[pid]++;
+        // The reader's user mode is mostly libc's read() around its system calls.
+        if (m[2] == "archpmu_spin_user")
+            mode_of[pid] = "spinner";
+        else if (m[2] == "archpmu_spin_kernel" || m[2] == "read" || m[2] == "__libc_read")
+            mode_of[pid] = "reader";
+    }
+    for (const auto& [pid, mode] : mode_of)
+        by_mode[mode] += by_pid[pid];
+    const unsigned spinner = by_mode["spinner"];
+    const unsigned reader = by_mode["reader"];
+    INFO(spinner << " samples in the spinner, " << reader << " in the reader of /dev/zero");
+    // About a second of run time each. The spinner gets its 1000; one estimate for
+    // the CPU gave it 1,600-2,600 and the reader 0-44. The reader gets fewer than
+    // its 1000 on the model, whose user-mode events come a whole millisecond at a
+    // time, in the ticks that find it in user mode (180 in trials).
+    CHECK(spinner <= 1500);
+    CHECK(reader >= 60);
+    CHECK(spinner <= 12 * reader);
+}
+
 TEST_CASE("record -p and -t sample running tasks until --duration, and only them",
           "[task-sample][record-tool]")
 {

@@ -3,7 +3,8 @@
  * archpmu_spin MODE SECONDS [CPU]: a known workload for the sampling tests,
  * pinned to CPU if given. MODE "user" spins in archpmu_spin_user(), a
  * function that is never inlined, so a profile must name it; "syscalls"
- * makes system calls in a loop, so cycles:k samples land in the kernel.
+ * makes system calls in a loop, so cycles:k samples land in the kernel;
+ * "kernel" reads /dev/zero in 16 KiB pieces, so it runs mostly in the kernel.
  * "work" runs a fixed amount of work instead (SECONDS is then millions of
  * iterations) and prints how long it took, for the sampling benchmark.
  * "rusage" spins as "user" does, then prints the user time the process
@@ -84,6 +85,19 @@ __attribute__((noinline)) void archpmu_spin_badfp(double end)
 				 ::: "rcx", "r12", "memory", "cc");
 }
 
+__attribute__((noinline)) void archpmu_spin_kernel(double end)
+{
+	static char buf[16384];
+	FILE *zero = fopen("/dev/zero", "r");
+
+	if (!zero)
+		return;
+	while (now() < end)
+		if (read(fileno(zero), buf, sizeof(buf)) < 0)
+			break;
+	fclose(zero);
+}
+
 static void *spin_thread(void *arg)
 {
 	archpmu_spin_user(now() + 0.02);
@@ -120,7 +134,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: archpmu_spin user|syscalls|rusage|half|threads|chain|badfp SECONDS [CPU] | work MILLIONS [CPU]\n");
+			"usage: archpmu_spin user|syscalls|kernel|rusage|half|threads|chain|badfp SECONDS [CPU] | work MILLIONS [CPU]\n");
 		return 2;
 	}
 	if (argc > 3) {
@@ -161,6 +175,8 @@ int main(int argc, char **argv)
 		       (long)(ru.ru_utime.tv_sec * 1000000L + ru.ru_utime.tv_usec),
 		       (long)(ru.ru_stime.tv_sec * 1000000L + ru.ru_stime.tv_usec));
 		fflush(stdout);
+	} else if (!strcmp(argv[1], "kernel")) {
+		archpmu_spin_kernel(end);
 	} else {
 		archpmu_spin_syscalls(end);
 	}

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sampling in a task session's gate (own/gate.c calls these hooks on the
+ * claim's CPU with interrupts disabled, the counters stopped).
+ *
+ * While the gate is closed the sampling counters are hidden from the PMI
+ * handler (the context's sampling bits): an overflow still pending as the
+ * gate closes (its PMI not yet taken) is acked and stays in the period's
+ * remainder, to be sampled once a task of the session runs again, never in
+ * whichever task runs meanwhile. Its PMI, should it be on its way, is
+ * claimed by the grace of released_ns.
+ *
+ * Each event's period follows its task from CPU to CPU, as the state of
+ * perf's per-task event does: saved as the gate closes, loaded before it
+ * opens on another CPU. So does a frequency's estimate (freq.c): each task's
+ * period comes from its own rate, not from whatever else ran on the CPU.
+ */
+#include <linux/minmax.h>
+
+#include "sample.h"
+
+size_t archpmu_sample_carry_size(unsigned int nr_events)
+{
+	return array_size(nr_events, sizeof(struct archpmu_sample_carry));
+}
+
+static void save(const struct archpmu_claims *cl, struct archpmu_claim *c,
+		 struct archpmu_sample_carry *carry)
+{
+	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	unsigned int e;
+
+	for (e = 0; e < cl->nr_events; e++) {
+		struct archpmu_hw_event *hw = &c->hw[e];
+		u64 total;
+
+		if (!hw->period || !archpmu_claim_placed(c, e))
+			continue;
+		total = archpmu_hw_event_update(ctx, hw);
+		carry[e].left = local64_read(&hw->period_left);
+		carry[e].period = hw->period;
+		carry[e].last_period = hw->last_period;
+		if (hw->freq)
+			archpmu_freq_save(hw, total, &carry[e]);
+	}
+}
+
+static void load(const struct archpmu_claims *cl, struct archpmu_claim *c,
+		 const struct archpmu_sample_carry *carry)
+{
+	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	unsigned int e;
+
+	for (e = 0; e < cl->nr_events; e++) {
+		struct archpmu_hw_event *hw = &c->hw[e];
+		u64 mask, start, total;
+		s64 next;
+
+		if (!hw->period || !archpmu_claim_placed(c, e))
+			continue;
+		total = archpmu_hw_event_update(ctx, hw);
+		if (hw->freq)
+			archpmu_freq_load(hw, total, &carry[e]);
+		if (!carry[e].period) {
+			next = hw->period;	/* a task new to the session */
+		} else {
+			if (hw->freq)
+				WRITE_ONCE(hw->period, carry[e].period);
+			hw->last_period = carry[e].last_period;
+			/* <= 0: an overflow pending when it left, sampled at once here. */
+			next = clamp_t(s64, carry[e].left, 1, hw->period);
+		}
+		mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
+		start = archpmu_hw_event_load(hw, next, mask);
+		local64_set(&hw->prev, start);
+		archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
+	}
+}
+
+static void frequencies_count(const struct archpmu_claims *cl, struct archpmu_claim *c,
+			      bool on, u64 now)
+{
+	unsigned int e;
+
+	for (e = 0; e < cl->nr_events; e++)
+		archpmu_freq_counting(&c->hw[e], on, now);
+}
+
+static void gate_close(const struct archpmu_claims *cl, struct archpmu_claim *c, void *carry,
+		       u64 now)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+
+	if (!c->sampling)
+		return;
+	WRITE_ONCE(ctx->sampling, ctx->sampling & ~c->sampling);
+	WRITE_ONCE(ctx->released_ns, now);
+	archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_OVF_CTRL, c->sampling);
+	frequencies_count(cl, c, false, now);
+	if (carry)
+		save(cl, c, carry);
+}
+
+static void gate_open(const struct archpmu_claims *cl, struct archpmu_claim *c,
+		      const void *carry, u64 now)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+
+	if (!c->sampling)
+		return;
+	if (carry)
+		load(cl, c, carry);
+	frequencies_count(cl, c, true, now);
+	WRITE_ONCE(ctx->sampling, ctx->sampling | c->sampling);
+}
+
+const struct archpmu_gate_hooks archpmu_sample_gate_hooks = {
+	.close = gate_close,
+	.open = gate_open,
+};
