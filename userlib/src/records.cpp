@@ -52,21 +52,19 @@ std::optional<Sample> parse_sample(const Record& record, bool read_group)
 
 std::optional<Sample> parse_sample(const Record& record, const SampleFormat& format)
 {
-    // identifier, ip, pid/tid, time, id, cpu/res, period.
-    constexpr std::size_t kFixed = kHeaderSize + std::size_t{7} * 8;
     const auto& b = record.bytes;
-    if (record.type != kRecordSample || b.size() < kFixed)
+    if (record.type != kRecordSample || b.size() < sample_offset::end)
         return std::nullopt;
     Sample s;
-    s.ip = load<std::uint64_t>(b, 16);
-    s.pid = load<std::uint32_t>(b, 24);
-    s.tid = load<std::uint32_t>(b, 28);
-    s.time = load<std::uint64_t>(b, 32);
-    s.id = load<std::uint64_t>(b, 40);
-    s.cpu = load<std::uint32_t>(b, 48);
-    s.period = load<std::uint64_t>(b, 56);
+    s.ip = load<std::uint64_t>(b, sample_offset::ip);
+    s.pid = load<std::uint32_t>(b, sample_offset::pid);
+    s.tid = load<std::uint32_t>(b, sample_offset::tid);
+    s.time = load<std::uint64_t>(b, sample_offset::time);
+    s.id = load<std::uint64_t>(b, sample_offset::id);
+    s.cpu = load<std::uint32_t>(b, sample_offset::cpu);
+    s.period = load<std::uint64_t>(b, sample_offset::period);
     s.kernel = (record.misc & kMiscCpumodeMask) == kMiscKernel;
-    std::size_t at = kFixed;
+    std::size_t at = sample_offset::end;
     if (format.read_group) {
         if (b.size() < at + 8)
             return std::nullopt;
@@ -134,7 +132,9 @@ std::optional<SampleId> parse_sample_id(const Record& record)
 std::uint64_t record_time(const Record& record)
 {
     if (record.type == kRecordSample)
-        return record.bytes.size() >= 40 ? load<std::uint64_t>(record.bytes, 32) : 0;
+        return record.bytes.size() >= sample_offset::time + 8
+                   ? load<std::uint64_t>(record.bytes, sample_offset::time)
+                   : 0;
     const auto id = parse_sample_id(record);
     return id ? id->time : 0;
 }
@@ -182,7 +182,7 @@ Record RecordRef::record() const
 std::uint64_t record_time(const RecordRef& record) noexcept
 {
     if (record.type() == kRecordSample)
-        return record.u64(32);
+        return record.u64(sample_offset::time);
     if (record.size() < kHeaderSize + kSampleIdSize)
         return 0;
     return record.u64(record.size() - kSampleIdSize + 8);

@@ -55,12 +55,11 @@ std::vector<Record> MapsFollower::before(const RingSpan& span)
     // The threads and processes the samples name.
     std::set<std::pair<std::uint32_t, std::uint32_t>> named;
     span.for_each([&](const RecordRef& r) {
-        // sample_type IDENTIFIER | IP | TID | TIME: pid and tid at 24, time at 32.
-        if (r.type() != PERF_RECORD_SAMPLE || r.size() < 40)
+        if (r.type() != PERF_RECORD_SAMPLE || r.size() < sample_offset::time + 8)
             return;
         newest_ = std::max(newest_, record_time(r));
-        if (r.u32(24) != 0)
-            named.emplace(r.u32(24), r.u32(28));
+        if (r.u32(sample_offset::pid) != 0)
+            named.emplace(r.u32(sample_offset::pid), r.u32(sample_offset::tid));
     });
     std::vector<Record> out;
     std::set<std::uint32_t> processes;

@@ -34,7 +34,18 @@ struct SampleId {
 inline constexpr std::size_t kSampleIdSize = 40;
 
 // A sample record (sample_type IDENTIFIER | IP | TID | TIME | ID | CPU | PERIOD,
-// then READ with read_format GROUP | ID, then CALLCHAIN).
+// then READ with read_format GROUP | ID, then CALLCHAIN). Where its fixed
+// fields lie, header included:
+namespace sample_offset {
+inline constexpr std::size_t ip = 16;
+inline constexpr std::size_t pid = 24;
+inline constexpr std::size_t tid = 28;
+inline constexpr std::size_t time = 32;
+inline constexpr std::size_t id = 40;
+inline constexpr std::size_t cpu = 48;
+inline constexpr std::size_t period = 56;
+inline constexpr std::size_t end = 64;  // READ or CALLCHAIN from here
+}  // namespace sample_offset
 struct GroupValue {
     std::uint64_t value = 0;
     std::uint64_t id = 0;
