@@ -94,20 +94,30 @@ static struct archpmu_claim *claim_of_batch(struct archpmu_batch *b)
 	return container_of(b, struct archpmu_claim, batch);
 }
 
+/*
+ * Open the gate if @may_open and a task of the session runs here, else close
+ * it; with that task's carry, so that its state goes on across a START or
+ * STOP (it may run elsewhere by the next START).
+ */
+static void gate_set_local(struct archpmu_claim *c, bool may_open)
+{
+	const struct archpmu_claims *cl = c->claims;
+	void *carry;
+	bool here = cl->task_here(cl, &carry);
+
+	archpmu_claim_gate_task_local(cl, c, may_open && here, carry);
+}
+
 void archpmu_claim_gate_sync_local(struct archpmu_batch *b)
 {
 	struct archpmu_claim *c = claim_of_batch(b);
-	const struct archpmu_claims *cl = c->claims;
 
-	archpmu_claim_gate_local(cl, c, archpmu_task_running(cl) &&
-				 !READ_ONCE(cl->suspended) && cl->task_here(cl));
+	gate_set_local(c, archpmu_task_running(c->claims) && !READ_ONCE(c->claims->suspended));
 }
 
 static void gate_off_local(struct archpmu_batch *b)
 {
-	struct archpmu_claim *c = claim_of_batch(b);
-
-	archpmu_claim_gate_local(c->claims, c, false);
+	gate_set_local(claim_of_batch(b), false);
 }
 
 void archpmu_claim_gate_release_local(struct archpmu_batch *b)
@@ -188,9 +198,7 @@ void archpmu_claim_gate_fold_local(struct archpmu_batch *b)
 
 void archpmu_claim_gate_close_local(struct archpmu_batch *b)
 {
-	struct archpmu_claim *c = claim_of_batch(b);
-
-	archpmu_claim_gate_local(c->claims, c, false);
+	gate_set_local(claim_of_batch(b), false);
 	archpmu_claim_gate_fold_local(b);
 }
 

@@ -130,14 +130,15 @@ struct archpmu_claims {
 	struct archpmu_refusal refusal;	/* after an -EBUSY from plan or save */
 	/*
 	 * Task sessions (task/ sets these before the claims are programmed):
-	 * is the task running on this CPU one of the session's? Called on the
-	 * CPU with interrupts disabled. task_state (xchg and cmpxchg, as the
+	 * is the task running on this CPU one of the session's (*@carry: its
+	 * state for the gate hooks, or NULL)? Called on the CPU with interrupts
+	 * disabled. task_state (xchg and cmpxchg, as the
 	 * exec probe and COUNT_START/STOP race): while RUNNING, a task of the
 	 * session switched in starts the counters; ARMED (COUNT_START with
 	 * task_on_exec, until task_exec_seen) turns RUNNING at the first exec
 	 * of one of its tasks; a START after it runs at once, as perf's.
 	 */
-	bool (*task_here)(const struct archpmu_claims *cl);
+	bool (*task_here)(const struct archpmu_claims *cl, void **carry);
 	void *task;
 	int task_state;		/* ARCHPMU_TASK_STOPPED, _ARMED or _RUNNING */
 	bool task_on_exec;

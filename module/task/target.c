@@ -220,12 +220,12 @@ static void probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 		if (leave) {
 			WRITE_ONCE(e->dead, true);
 			if (c)
-				archpmu_claim_gate_local(cl, c, false);
+				archpmu_claim_gate_task_local(cl, c, false, carry_of(e));
 		} else if (cmpxchg(&cl->task_state, ARCHPMU_TASK_ARMED,
 				   ARCHPMU_TASK_RUNNING) == ARCHPMU_TASK_ARMED) {
 			WRITE_ONCE(cl->task_exec_seen, true);
 			if (c && READ_ONCE(c->programmed) && !READ_ONCE(cl->suspended))
-				archpmu_claim_gate_local(cl, c, true);
+				archpmu_claim_gate_task_local(cl, c, true, carry_of(e));
 		}
 		local_irq_enable();
 		if (leave)
@@ -234,16 +234,20 @@ static void probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 }
 
 /*
- * Is the task running here one of @cl's? On the CPU with interrupts
- * disabled (own/gate.c), which keeps the RCU read side.
+ * Is the task running here one of @cl's, and its carry? On the CPU with
+ * interrupts disabled (own/gate.c), which keeps the RCU read side.
  */
-static bool task_here(const struct archpmu_claims *cl)
+static bool task_here(const struct archpmu_claims *cl, void **carry)
 {
 	struct archpmu_task_target *e;
 
-	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)current)
-		if (e->task == current && e->owner == cl->task && !READ_ONCE(e->dead))
+	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)current) {
+		if (e->task == current && e->owner == cl->task && !READ_ONCE(e->dead)) {
+			*carry = carry_of(e);
 			return true;
+		}
+	}
+	*carry = NULL;
 	return false;
 }
 

@@ -140,6 +140,29 @@ TEST_CASE("a task session samples its task only, and its period follows it acros
     CHECK(value_of(s) == 150 + 50 + 99);
 }
 
+TEST_CASE("a task's period goes on across COUNT_STOP and START, though it moved meanwhile",
+          "[task-sample]")
+{
+    LoadedModule mod(kExact);
+    const auto cpus = online_cpus();
+    REQUIRE(cpus.size() >= 2);
+    auto s = sampling_task(archpmu::TaskScope{archpmu::TaskScope::Kind::thread, 0, false}, 100);
+    pin_to(cpus[0]);
+    s.start();
+    inject_here(kBranches, 60);  // 60 into its period, then stopped here
+    s.stop();
+    pin_to(cpus[1]);  // moved while stopped: its gate here never closed on a switch
+    s.start();
+    inject_here(kBranches, 40);  // the rest of that period: a sample
+    s.stop();
+    unpin();
+    const auto samples = samples_of(s);
+    REQUIRE(samples.size() == 1);
+    CHECK(samples[0].cpu == cpus[1]);
+    CHECK(samples[0].period == 100);
+    CHECK(value_of(s) == 100);
+}
+
 TEST_CASE("each task of a session keeps its own period; a new child starts a whole one",
           "[task-sample]")
 {
