@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The records a ring carries, perf's own (uapi/archpmu.h lists them),
- * written on the ring's CPU in NMI or in the sampling tick.
+ * written on the ring's CPU in NMI, in the sampling tick, or as a task
+ * session's gate opens (task_gate.c: interrupts off).
  */
 #ifndef ARCHPMU_SAMPLE_RECORD_H
 #define ARCHPMU_SAMPLE_RECORD_H

@@ -17,6 +17,7 @@
  */
 #include <linux/minmax.h>
 
+#include "record.h"
 #include "sample.h"
 
 size_t archpmu_sample_carry_size(unsigned int nr_events)
@@ -101,6 +102,27 @@ static void gate_close(const struct archpmu_claims *cl, struct archpmu_claim *c,
 		save(cl, c, carry);
 }
 
+/*
+ * A counter throttled before its gate closed runs again as the gate opens,
+ * as perf's event_sched_in unthrottles: the ticks that would have resumed it
+ * did not see it, hidden, and its task's events would go uncounted until
+ * the next one. Hidden, so no PMI handler changes them meanwhile.
+ */
+static void unthrottle(struct archpmu_cpu_ctx *ctx, const struct archpmu_claims *cl,
+		       struct archpmu_claim *c, u64 now)
+{
+	u64 bits = atomic64_read(&ctx->throttled) & c->sampling;
+	unsigned int e;
+
+	if (!bits)
+		return;
+	atomic64_andnot(bits, &ctx->throttled);
+	for (e = 0; e < cl->nr_events; e++)
+		if (archpmu_claim_placed(c, e) &&
+		    bits & archpmu_counter_bit(c->hw[e].counter))
+			archpmu_record_throttle(&c->hw[e], false, now);
+}
+
 static void gate_open(const struct archpmu_claims *cl, struct archpmu_claim *c,
 		      const void *carry, u64 now)
 {
@@ -110,6 +132,7 @@ static void gate_open(const struct archpmu_claims *cl, struct archpmu_claim *c,
 		return;
 	if (carry)
 		load(cl, c, carry);
+	unthrottle(ctx, cl, c, now);
 	frequencies_count(cl, c, true, now);
 	WRITE_ONCE(ctx->sampling, ctx->sampling | c->sampling);
 }

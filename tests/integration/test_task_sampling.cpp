@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "archpmu.h"
@@ -161,6 +162,29 @@ TEST_CASE("a task's period goes on across COUNT_STOP and START, though it moved 
     CHECK(samples[0].cpu == cpus[1]);
     CHECK(samples[0].period == 100);
     CHECK(value_of(s) == 100);
+}
+
+TEST_CASE("a counter throttled as its task left runs again when the task comes back",
+          "[task-sample]")
+{
+    LoadedModule mod(kExact);
+    write_file("/sys/module/archpmu/parameters/sample_max_rate", "250");  // one a tick
+    const unsigned cpu = online_cpus().back();
+    auto s = sampling_task(archpmu::TaskScope{archpmu::TaskScope::Kind::thread, 0, false}, 10);
+    pin_to(cpu);
+    s.start();
+    for (int i = 0; i < 20; i++)
+        inject_here(kBranches, 10);  // over two ticks' share at once: throttled
+    const uint64_t before = value_of(s);
+    CHECK(before < 200);  // the throttled counter stopped
+    // The task sleeps through many ticks, which do not see its hidden counter;
+    // perf unthrottles an event as its task comes back in (event_sched_in).
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    inject_here(kBranches, 5);
+    const uint64_t after = value_of(s);
+    s.stop();
+    unpin();
+    CHECK(after - before == 5);
 }
 
 TEST_CASE("each task of a session keeps its own period; a new child starts a whole one",
