@@ -68,15 +68,17 @@ void archpmu_claim_gate_task_local(const struct archpmu_claims *cl, struct archp
 	lockdep_assert_irqs_disabled();
 	if (c->task_in == on)
 		return;
-	now = ktime_get_mono_fast_ns();
+	/* The clocks stop once the counters have, and start before they do. */
 	if (!on) {
 		gate_global(c, false);
 		gate_msrs(cl, c, false);
+		now = ktime_get_mono_fast_ns();
 		if (hooks)
 			hooks->close(cl, c, carry, now);
-	}
-	gate_time(c, on, now);
-	if (on) {
+		gate_time(c, false, now);
+	} else {
+		now = ktime_get_mono_fast_ns();
+		gate_time(c, true, now);
 		if (hooks)
 			hooks->open(cl, c, carry, now);
 		gate_msrs(cl, c, true);

@@ -184,9 +184,9 @@ struct archpmu_placer {
  * sampling counters hidden from the PMI handler while no task of the session
  * runs, and each task's periods). On the claim's CPU with interrupts
  * disabled, in the order the gate keeps: close() after the counters stopped,
- * open() before they start. @carry is the task's state, zeroed for a task
- * new to the session, or NULL where no task switches (a COUNT_START or STOP,
- * a CPU going down).
+ * open() before they start. @carry is the state of the session's task that
+ * runs there (switches in or out; task/ keeps it), zeroed for a task new to
+ * the session, or NULL where none does or none is kept (a multiplexing turn).
  */
 struct archpmu_gate_hooks {
 	void (*close)(const struct archpmu_claims *cl, struct archpmu_claim *c, void *carry,
@@ -305,9 +305,8 @@ void archpmu_claim_gate_local(const struct archpmu_claims *cl, struct archpmu_cl
 			      bool on);
 /*
  * The same for a task switching out (in), with its state for the session's
- * gate hooks in @carry (task/ keeps it; NULL: none), so
- * that what a feature keeps per task goes on where it left off on another
- * CPU.
+ * gate hooks in @carry (task/ keeps it; NULL: none), so that what a feature
+ * keeps per task goes on where it left off on another CPU.
  */
 void archpmu_claim_gate_task_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
 				   bool on, void *carry);

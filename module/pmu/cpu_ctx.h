@@ -40,10 +40,9 @@
  *    counters leave sampling, stopped, as it closes and rejoin it, loaded,
  *    before it opens),
  *    by the PMI handler in NMI and by the sampling tick in hard interrupt
- *    context. The
- *    tick can be interrupted by the NMI, never the reverse; each field is a
- *    single-word store, except throttled, which all of them change and so
- *    is changed only with atomic bit operations.
+ *    context. The tick can be interrupted by the NMI, never the reverse;
+ *    each field is a single-word store, except throttled, which all of them
+ *    change and so is changed only with atomic bit operations.
  *
  *  - An event's prev and total (struct archpmu_hw_event) change on the
  *    event's CPU only, in the cross-call hooks, the tick and the NMI, with

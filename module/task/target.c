@@ -59,7 +59,7 @@ struct archpmu_task_target *archpmu_task_target_new(const struct archpmu_task *t
 	struct archpmu_task_target *e;
 
 	/* Zeroed: a task new to the session (struct archpmu_gate_hooks). */
-	return kzalloc(struct_size(e, carry, 0) + t->carry_size, gfp);
+	return kzalloc(size_add(struct_size(e, carry, 0), t->carry_size), gfp);
 }
 
 void archpmu_task_target_put(struct archpmu_task_target *e)
