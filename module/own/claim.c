@@ -286,6 +286,7 @@ static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 	c->change.used = c->used;
 	c->change.hw = c->hw;
 	c->change.nr = cl->nr_events;
+	c->change.gated = !!cl->task_here;
 	archpmu_batch_init(b, archpmu_ctx_claim_local, archpmu_ctx_claimed_local,
 			   &c->change);
 	c->ops->disable(b, c->used);

@@ -88,7 +88,10 @@ void archpmu_claim_gate_task_local(const struct archpmu_claims *cl, struct archp
 
 void archpmu_claim_gate_local(const struct archpmu_claims *cl, struct archpmu_claim *c, bool on)
 {
-	archpmu_claim_gate_task_local(cl, c, on, NULL);
+	void *carry;
+
+	cl->task_here(cl, &carry);
+	archpmu_claim_gate_task_local(cl, c, on, carry);
 }
 
 static struct archpmu_claim *claim_of_batch(struct archpmu_batch *b)

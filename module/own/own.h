@@ -186,7 +186,7 @@ struct archpmu_placer {
  * disabled, in the order the gate keeps: close() after the counters stopped,
  * open() before they start. @carry is the state of the session's task that
  * runs there (switches in or out; task/ keeps it), zeroed for a task new to
- * the session, or NULL where none does or none is kept (a multiplexing turn).
+ * the session, or NULL where none does.
  */
 struct archpmu_gate_hooks {
 	void (*close)(const struct archpmu_claims *cl, struct archpmu_claim *c, void *carry,
@@ -298,8 +298,8 @@ u64 archpmu_claim_event_ctl(const struct archpmu_claims *cl, const struct archpm
 /*
  * gate.c: the counters of a task session's claim start and stop with the
  * session's tasks (their enables and IA32_PERF_GLOBAL_CTRL bits; never the
- * counts). On the claim's CPU with interrupts disabled: no lock, no
- * allocation.
+ * counts), with the state of the session's task that runs there. On the
+ * claim's CPU with interrupts disabled: no lock, no allocation.
  */
 void archpmu_claim_gate_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
 			      bool on);

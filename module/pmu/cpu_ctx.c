@@ -129,10 +129,13 @@ void archpmu_ctx_claimed_local(struct archpmu_batch *b)
 	 * Only once loaded: a PMI handler (another session's PMI) that looked
 	 * at a counter still holding its old value would take it for an
 	 * overflow. A PMI of these in the last op's wake, before this, is
-	 * claimed by the grace of released_ns and handled by the tick.
+	 * claimed by the grace of released_ns and handled by the tick. A task
+	 * session's join as its gate opens: closed, no PMI handler nor tick
+	 * may throttle or restart them.
 	 */
 	WRITE_ONCE(ctx->released_ns, ktime_get_mono_fast_ns());
-	WRITE_ONCE(ctx->sampling, ctx->sampling | sampling);
+	if (!((const struct archpmu_ctx_change *)b->arg)->gated)
+		WRITE_ONCE(ctx->sampling, ctx->sampling | sampling);
 }
 
 void archpmu_ctx_restart_local(struct archpmu_batch *b)

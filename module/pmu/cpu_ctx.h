@@ -22,7 +22,8 @@
  *    with WRITE_ONCE. An NMI on this CPU may read them at any time without a
  *    lock (READ_ONCE): a counter's owner is set before its counter is
  *    programmed, and it joins sampling (what the PMI handler looks at) only
- *    after its load; both are cleared before it is stopped and put back. A
+ *    after its load (a task session's, only while its gate is open); both
+ *    are cleared before it is stopped and put back. A
  *    multiplexing turn (mux/mux.c) also rewrites owner[] in its hook;
  *    multiplexing sessions never sample, so no PMI looks at those. An owner is
  *    cleared on this CPU before its memory is freed, and the freeing path
@@ -233,6 +234,11 @@ struct archpmu_ctx_change {
 	u64 used;
 	struct archpmu_hw_event *hw;
 	unsigned int nr;
+	/*
+	 * A task session's: programmed behind its closed gate, whose opening
+	 * shows its sampling counters to the PMI handler (own/gate.c's hooks).
+	 */
+	bool gated;
 };
 
 /*

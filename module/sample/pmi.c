@@ -24,7 +24,8 @@
  * not throttled: bench/README.md); handler time above
  * sample_cpu_percent of the tick (perf's perf_cpu_time_max_percent, 25 by
  * default as there) stops all of the CPU's sampling counters; each until
- * the next tick, with a THROTTLE and an UNTHROTTLE record. The tick also
+ * the next tick (or its task's next switch-in: task_gate.c), with a
+ * THROTTLE and an UNTHROTTLE record. The tick also
  * re-estimates the period of frequency events (perf_adjust_period), writes
  * pending LOST records, and handles an overflow whose PMI was lost.
  */

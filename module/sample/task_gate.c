@@ -111,13 +111,10 @@ static void gate_close(const struct archpmu_claims *cl, struct archpmu_claim *c,
 static void unthrottle(struct archpmu_cpu_ctx *ctx, const struct archpmu_claims *cl,
 		       struct archpmu_claim *c, u64 now)
 {
-	u64 bits = atomic64_read(&ctx->throttled) & c->sampling;
+	u64 bits = atomic64_fetch_andnot(c->sampling, &ctx->throttled) & c->sampling;
 	unsigned int e;
 
-	if (!bits)
-		return;
-	atomic64_andnot(bits, &ctx->throttled);
-	for (e = 0; e < cl->nr_events; e++)
+	for (e = 0; bits && e < cl->nr_events; e++)
 		if (archpmu_claim_placed(c, e) &&
 		    bits & archpmu_counter_bit(c->hw[e].counter))
 			archpmu_record_throttle(&c->hw[e], false, now);

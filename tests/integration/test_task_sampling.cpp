@@ -187,6 +187,48 @@ TEST_CASE("a counter throttled as its task left runs again when the task comes b
     CHECK(after - before == 5);
 }
 
+TEST_CASE("a task session's counters on a CPU its tasks never ran on are out of throttling's reach",
+          "[task-sample]")
+{
+    // 40 us of handler time a tick: a burst of PMIs there throttles the CPU's sampling.
+    LoadedModule mod("backend=model model_rate_percent=0 model_version=4 sample_cpu_percent=1");
+    const auto cpus = online_cpus();
+    REQUIRE(cpus.size() >= 2);
+    pin_to(cpus[0]);
+    auto task = sampling_task(archpmu::TaskScope{archpmu::TaskScope::Kind::thread, 0, false}, 100);
+    task.start();
+    // A CPU session sampling every instruction on the other CPU, where a process
+    // outside the task session makes 200 of them.
+    auto events = archpmu::parse_event_list("instructions:u");
+    events[0].sample.period = 1;
+    archpmu::SessionOptions o = on_cpus({cpus[1]});
+    o.sampling = archpmu::SamplingOptions{};
+    archpmu::Session busy(events, o);
+    busy.start();
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        pin_to(cpus[1]);
+        for (int i = 0; i < 200; i++)
+            child_inject(0x00c0, 1);
+        ::_exit(0);
+    }
+    CHECK(wait_child(child) == 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    busy.stop();
+    task.stop();
+    unpin();
+    const auto throttles = [](archpmu::Session& s) {
+        unsigned n = 0;
+        for (const auto& r : s.drain_merged())
+            n += r.type == ARCHPMU_RECORD_THROTTLE;
+        return n;
+    };
+    CHECK(throttles(busy) >= 1);
+    // Its gate on that CPU never opened: hidden there, nothing to throttle.
+    CHECK(throttles(task) == 0);
+}
+
 TEST_CASE("each task of a session keeps its own period; a new child starts a whole one",
           "[task-sample]")
 {
