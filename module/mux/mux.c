@@ -109,7 +109,7 @@ static void turn_local(struct archpmu_batch *b)
 
 	lockdep_assert_irqs_disabled();
 	if (cl->task_here)
-		archpmu_claim_gate_local(cl, c, false);
+		archpmu_claim_gate_shut_local(c);
 	else
 		archpmu_counters_pause_local(rot);
 	mc->t0 = clock_local(cl, c);

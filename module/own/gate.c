@@ -86,14 +86,6 @@ void archpmu_claim_gate_task_local(const struct archpmu_claims *cl, struct archp
 	}
 }
 
-void archpmu_claim_gate_local(const struct archpmu_claims *cl, struct archpmu_claim *c, bool on)
-{
-	void *carry;
-
-	cl->task_here(cl, &carry);
-	archpmu_claim_gate_task_local(cl, c, on, carry);
-}
-
 static struct archpmu_claim *claim_of_batch(struct archpmu_batch *b)
 {
 	return container_of(b, struct archpmu_claim, batch);
@@ -120,9 +112,14 @@ void archpmu_claim_gate_sync_local(struct archpmu_batch *b)
 	gate_set_local(c, archpmu_task_running(c->claims) && !READ_ONCE(c->claims->suspended));
 }
 
+void archpmu_claim_gate_shut_local(struct archpmu_claim *c)
+{
+	gate_set_local(c, false);
+}
+
 static void gate_off_local(struct archpmu_batch *b)
 {
-	gate_set_local(claim_of_batch(b), false);
+	archpmu_claim_gate_shut_local(claim_of_batch(b));
 }
 
 void archpmu_claim_gate_release_local(struct archpmu_batch *b)
@@ -203,7 +200,7 @@ void archpmu_claim_gate_fold_local(struct archpmu_batch *b)
 
 void archpmu_claim_gate_close_local(struct archpmu_batch *b)
 {
-	gate_set_local(claim_of_batch(b), false);
+	archpmu_claim_gate_shut_local(claim_of_batch(b));
 	archpmu_claim_gate_fold_local(b);
 }
 

@@ -298,18 +298,15 @@ u64 archpmu_claim_event_ctl(const struct archpmu_claims *cl, const struct archpm
 /*
  * gate.c: the counters of a task session's claim start and stop with the
  * session's tasks (their enables and IA32_PERF_GLOBAL_CTRL bits; never the
- * counts), with the state of the session's task that runs there. On the
- * claim's CPU with interrupts disabled: no lock, no allocation.
- */
-void archpmu_claim_gate_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
-			      bool on);
-/*
- * The same for a task switching out (in), with its state for the session's
- * gate hooks in @carry (task/ keeps it; NULL: none), so that what a feature
- * keeps per task goes on where it left off on another CPU.
+ * counts). On the claim's CPU with interrupts disabled: no lock, no
+ * allocation. @on: a task switches in (else out), with its state for the
+ * session's gate hooks in @carry (task/ keeps it; NULL: none), so that what a
+ * feature keeps per task goes on where it left off on another CPU.
  */
 void archpmu_claim_gate_task_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
 				   bool on, void *carry);
+/* Shut @c's gate, with the state of the session's task that runs there. */
+void archpmu_claim_gate_shut_local(struct archpmu_claim *c);
 /* Under archpmu_own_lock: on every programmed claim, start the counters if
  * the session is started and one of its tasks runs there, else stop them.
  */
