@@ -39,9 +39,8 @@
  *    written only on this CPU: by the same hooks (sampling), by a task
  *    session's gate with interrupts disabled (sample/task_gate.c: its
  *    counters leave sampling, stopped, as it closes and rejoin it, loaded,
- *    before it opens),
- *    by the PMI handler in NMI and by the sampling tick in hard interrupt
- *    context. The tick can be interrupted by the NMI, never the reverse;
+ *    before it opens), by the PMI handler in NMI and by the sampling tick in
+ *    hard interrupt context. The tick can be interrupted by the NMI, never the reverse;
  *    each field is a single-word store, except throttled, which all of them
  *    change and so is changed only with atomic bit operations.
  *
@@ -306,5 +305,19 @@ static inline u64 archpmu_counter_width_mask(const struct archpmu_pmu_desc *d,
  * into the event's total and return the total.
  */
 u64 archpmu_hw_event_update(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw);
+
+/*
+ * On the event's CPU with interrupts disabled, its counter stopped: a
+ * sampling event's counter loaded to sample after @left events.
+ */
+static inline void archpmu_hw_event_reload(const struct archpmu_cpu_ctx *ctx,
+					   struct archpmu_hw_event *hw, s64 left)
+{
+	u64 start = archpmu_hw_event_load(hw, left,
+					  archpmu_counter_width_mask(&ctx->desc, hw->counter));
+
+	archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
+	local64_set(&hw->prev, start);
+}
 
 #endif /* ARCHPMU_PMU_CPU_CTX_H */

@@ -124,15 +124,12 @@ static bool adjust_period(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_e
 static void restart_period(struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
 			   unsigned int bit)
 {
-	u64 mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
-	u64 running, start;
+	u64 running;
 
 	running = archpmu_counters_pause_local(BIT_ULL(bit));
 	archpmu_hw_event_update(ctx, hw);
 	hw->last_period = READ_ONCE(hw->period);
-	start = archpmu_hw_event_load(hw, hw->last_period, mask);
-	archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
-	local64_set(&hw->prev, start);
+	archpmu_hw_event_reload(ctx, hw, hw->last_period);
 	archpmu_counters_resume_local(running);
 }
 

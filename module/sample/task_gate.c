@@ -54,7 +54,7 @@ static void load(const struct archpmu_claims *cl, struct archpmu_claim *c,
 
 	for (e = 0; e < cl->nr_events; e++) {
 		struct archpmu_hw_event *hw = &c->hw[e];
-		u64 mask, start, total;
+		u64 total;
 		s64 next;
 
 		if (!hw->period || !archpmu_claim_placed(c, e))
@@ -71,10 +71,7 @@ static void load(const struct archpmu_claims *cl, struct archpmu_claim *c,
 			/* <= 0: an overflow pending when it left, sampled at once here. */
 			next = clamp_t(s64, carry[e].left, 1, hw->period);
 		}
-		mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
-		start = archpmu_hw_event_load(hw, next, mask);
-		local64_set(&hw->prev, start);
-		archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), start);
+		archpmu_hw_event_reload(ctx, hw, next);
 	}
 }
 
