@@ -62,7 +62,7 @@ static void build_read(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 	archpmu_batch_init(b, close ? archpmu_claim_gate_close_local :
 			   cl->task_here ? archpmu_claim_gate_fold_local : NULL,
 			   !cl->sampling ? NULL :
-			   change ? archpmu_ctx_restart_local : archpmu_ctx_update_local,
+			   change ? cl->sampling_hooks->restart : archpmu_ctx_update_local,
 			   &c->change);
 	if (change && !close)
 		archpmu_claim_add_enable(cl, c, enable);
@@ -220,7 +220,7 @@ static int claims_zero(struct archpmu_claims *cl)
 			c->task_ns = 0;
 			continue;
 		}
-		/* Each counter stopped, rewritten (sampling ones with -period), restarted. */
+		/* Each counter stopped, zeroed (sampling ones keep their period), restarted. */
 		archpmu_batch_init(&c->batch, archpmu_ctx_reset_local,
 				   cl->task_here ? archpmu_claim_task_zero_local : NULL,
 				   &c->change);

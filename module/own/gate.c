@@ -12,7 +12,7 @@
  * task of the session runs. Opening writes GLOBAL_CTRL last, closing first,
  * so the counters start and stop together. A feature that keeps state per
  * task (sample/: each task's periods) does so in the gate's hooks, between
- * the counters stopping and starting (cl->gate_hooks).
+ * the counters stopping and starting (cl->sampling_hooks).
  */
 #include <linux/lockdep.h>
 #include <linux/ktime.h>
@@ -62,7 +62,7 @@ static void gate_time(struct archpmu_claim *c, bool on, u64 now)
 void archpmu_claim_gate_task_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
 				   bool on, void *carry)
 {
-	const struct archpmu_gate_hooks *hooks = cl->gate_hooks;
+	const struct archpmu_sampling_hooks *hooks = cl->sampling_hooks;
 	u64 now;
 
 	lockdep_assert_irqs_disabled();
@@ -74,13 +74,13 @@ void archpmu_claim_gate_task_local(const struct archpmu_claims *cl, struct archp
 		gate_msrs(cl, c, false);
 		now = ktime_get_mono_fast_ns();
 		if (hooks)
-			hooks->close(cl, c, carry, now);
+			hooks->gate_close(cl, c, carry, now);
 		gate_time(c, false, now);
 	} else {
 		now = ktime_get_mono_fast_ns();
 		gate_time(c, true, now);
 		if (hooks)
-			hooks->open(cl, c, carry, now);
+			hooks->gate_open(cl, c, carry, now);
 		gate_msrs(cl, c, true);
 		gate_global(c, true);
 	}

@@ -145,8 +145,8 @@ struct archpmu_claims {
 	bool task_exec_seen;	/* WRITE_ONCE by the exec probe */
 	/* Children the session did not follow (task/, under its lock; READ_ONCE). */
 	u64 task_missed;
-	/* What keeps state per task across the gate (sample/), or NULL. */
-	const struct archpmu_gate_hooks *gate_hooks;
+	/* What samples (sample/), or NULL. */
+	const struct archpmu_sampling_hooks *sampling_hooks;
 	/* What places the events that do not all fit at once (mux/), or NULL. */
 	const struct archpmu_placer *placer;
 	void *placer_data;
@@ -180,19 +180,25 @@ struct archpmu_placer {
 };
 
 /*
- * A feature with state of its own in a task session's gate (sample/: the
- * sampling counters hidden from the PMI handler while no task of the session
- * runs, and each task's periods). On the claim's CPU with interrupts
- * disabled, in the order the gate keeps: close() after the counters stopped,
- * open() before they start. @carry is the state of the session's task that
- * runs there (switches in or out; task/ keeps it), zeroed for a task new to
- * the session, or NULL where none does.
+ * What a sampling session (sample/) adds to the core's steps, each on the
+ * claim's CPU with interrupts disabled. A task session's gate: its sampling
+ * counters hidden from the PMI handler while no task of the session runs,
+ * and each task's periods; gate_close() after the counters stopped,
+ * gate_open() before they start. @carry is the state of the session's task
+ * that runs there (switches in or out; task/ keeps it), zeroed for a task new
+ * to the session, or NULL where none does.
  */
-struct archpmu_gate_hooks {
-	void (*close)(const struct archpmu_claims *cl, struct archpmu_claim *c, void *carry,
-		      u64 now);
-	void (*open)(const struct archpmu_claims *cl, struct archpmu_claim *c,
-		     const void *carry, u64 now);
+struct archpmu_sampling_hooks {
+	void (*gate_close)(const struct archpmu_claims *cl, struct archpmu_claim *c, void *carry,
+			   u64 now);
+	void (*gate_open)(const struct archpmu_claims *cl, struct archpmu_claim *c,
+			  const void *carry, u64 now);
+	/*
+	 * COUNT_START's and COUNT_STOP's batch hook (b->arg: the claim's
+	 * change), after the enables: every counter folded, none left
+	 * throttled, each unthrottle recorded, estimates started again.
+	 */
+	void (*restart)(struct archpmu_batch *b);
 };
 
 enum { ARCHPMU_TASK_STOPPED, ARCHPMU_TASK_ARMED, ARCHPMU_TASK_RUNNING };

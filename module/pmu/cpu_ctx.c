@@ -138,19 +138,6 @@ void archpmu_ctx_claimed_local(struct archpmu_batch *b)
 		WRITE_ONCE(ctx->sampling, ctx->sampling | sampling);
 }
 
-void archpmu_ctx_restart_local(struct archpmu_batch *b)
-{
-	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
-	const struct archpmu_ctx_change *ch = b->arg;
-	unsigned int i;
-
-	archpmu_ctx_update_local(b);
-	atomic64_andnot(ch->used, &ctx->throttled);
-	/* Stopped or started: a frequency's estimate starts again (sample/freq.c). */
-	for (i = 0; i < ch->nr; i++)
-		ch->hw[i].freq_stamped = false;
-}
-
 static u64 throttled_now(const struct archpmu_cpu_ctx *ctx)
 {
 	return atomic64_read(&ctx->throttled) & READ_ONCE(ctx->sampling);
@@ -167,20 +154,26 @@ void archpmu_ctx_reset_local(struct archpmu_batch *b)
 	lockdep_assert_irqs_disabled();
 	for (i = 0; i < ch->nr; i++) {
 		struct archpmu_hw_event *hw = &ch->hw[i];
-		u64 start;
 
 		if (!ctx_bit(hw->counter))
 			continue;
-		start = archpmu_hw_event_start(hw, archpmu_counter_width_mask(&ctx->desc,
-									      hw->counter));
-		ret = archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true),
-					  start);
+		if (hw->period) {
+			/*
+			 * As perf's PERF_EVENT_IOC_RESET: the count, not the
+			 * period, which goes on the same for the tasks whose
+			 * periods the gate holds. The estimate keeps its span.
+			 */
+			u64 total = archpmu_hw_event_update(ctx, hw);
+
+			local64_sub(total, &hw->total);
+			hw->freq_total -= total;
+			continue;
+		}
+		ret = archpmu_wrmsr_local(archpmu_counter_msr(&ctx->desc, hw->counter, true), 0);
 		if (ret && !b->err)
 			b->err = ret;
-		local64_set(&hw->prev, start);
+		local64_set(&hw->prev, 0);
 		local64_set(&hw->total, 0);
-		hw->freq_total = 0;
-		hw->last_period = hw->period;
 	}
 	archpmu_counters_resume_local(running);
 }

@@ -251,16 +251,14 @@ void archpmu_ctx_release_local(struct archpmu_batch *b);
 void archpmu_ctx_released_local(struct archpmu_batch *b);
 /* Fold every event of the change (sampling sessions: see the contract). */
 void archpmu_ctx_update_local(struct archpmu_batch *b);
-/* The same, as the change's counters start or stop: none stays throttled. */
-void archpmu_ctx_restart_local(struct archpmu_batch *b);
 /*
  * After a claim's programming ops: if they failed, the claim is undone; else
  * its sampling counters become the PMI handler's.
  */
 void archpmu_ctx_claimed_local(struct archpmu_batch *b);
 /*
- * Zero every placed event's count and program its counter with its start
- * value (0 when counting), each stopped meanwhile.
+ * Zero every placed event's count, each counter stopped meanwhile: a counting
+ * one is written 0, a sampling one keeps its period's progress.
  */
 void archpmu_ctx_reset_local(struct archpmu_batch *b);
 

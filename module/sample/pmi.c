@@ -24,8 +24,8 @@
  * not throttled: bench/README.md); handler time above
  * sample_cpu_percent of the tick (perf's perf_cpu_time_max_percent, 25 by
  * default as there) stops all of the CPU's sampling counters; each until
- * the next tick (or its task's next switch-in: task_gate.c), with a
- * THROTTLE and an UNTHROTTLE record. The tick also
+ * the next tick (or its task's next switch-in: task_gate.c, or its
+ * session's START or STOP), with a THROTTLE and an UNTHROTTLE record. The tick also
  * re-estimates the period of frequency events (perf_adjust_period), writes
  * pending LOST records, and handles an overflow whose PMI was lost.
  */
@@ -405,6 +405,24 @@ static void unthrottle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
 	/* Not a counter a session stopped meanwhile. */
 	if (global_msrs(ctx))
 		archpmu_global_ctrl_local(bits & READ_ONCE(ctx->global_ours), 0);
+}
+
+void archpmu_sample_restart_local(struct archpmu_batch *b)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	const struct archpmu_ctx_change *ch = b->arg;
+	u64 bits, now = ktime_get_mono_fast_ns();
+	unsigned int i;
+
+	archpmu_ctx_update_local(b);
+	bits = atomic64_fetch_andnot(ch->used, &ctx->throttled) & ch->used;
+	for (i = 0; i < ch->nr; i++) {
+		struct archpmu_hw_event *hw = &ch->hw[i];
+
+		if (bits & archpmu_counter_bit(hw->counter))
+			archpmu_record_throttle(hw, false, now);
+		hw->freq_stamped = false;
+	}
 }
 
 static enum hrtimer_restart sample_tick(struct hrtimer *timer)

@@ -142,7 +142,7 @@ int archpmu_sample_setup(struct archpmu_sample *sm, struct archpmu_claims *cl,
 	sm->registered = true;
 	sm->cl = cl;
 	cl->sampling = true;
-	cl->gate_hooks = &archpmu_sample_gate_hooks;
+	cl->sampling_hooks = &archpmu_sample_hooks;
 	return 0;
 }
 

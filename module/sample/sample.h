@@ -145,7 +145,10 @@ struct archpmu_sample_carry {
 
 /* task_gate.c: a task session's per-task sampling state, for task/. */
 size_t archpmu_sample_carry_size(unsigned int nr_events);
-extern const struct archpmu_gate_hooks archpmu_sample_gate_hooks;
+extern const struct archpmu_sampling_hooks archpmu_sample_hooks;
+
+/* pmi.c: struct archpmu_sampling_hooks' restart. */
+void archpmu_sample_restart_local(struct archpmu_batch *b);
 
 /*
  * freq.c: a frequency's period until the tick has estimated it; the tick's

@@ -131,7 +131,8 @@ static void gate_open(const struct archpmu_claims *cl, struct archpmu_claim *c,
 	WRITE_ONCE(ctx->sampling, ctx->sampling | c->sampling);
 }
 
-const struct archpmu_gate_hooks archpmu_sample_gate_hooks = {
-	.close = gate_close,
-	.open = gate_open,
+const struct archpmu_sampling_hooks archpmu_sample_hooks = {
+	.gate_close = gate_close,
+	.gate_open = gate_open,
+	.restart = archpmu_sample_restart_local,
 };

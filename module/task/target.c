@@ -58,7 +58,7 @@ struct archpmu_task_target *archpmu_task_target_new(const struct archpmu_task *t
 {
 	struct archpmu_task_target *e;
 
-	/* Zeroed: a task new to the session (struct archpmu_gate_hooks). */
+	/* Zeroed: a task new to the session (struct archpmu_sampling_hooks). */
 	return kzalloc(size_add(struct_size(e, carry, 0), t->carry_size), gfp);
 }
 

@@ -22,7 +22,7 @@ struct archpmu_task_target {
 	struct task_struct *task;	/* referenced while the entry is on the hash */
 	struct archpmu_task *owner;
 	bool dead;			/* switched out for the last time */
-	/* This task's state for the gate's hooks (cl->gate_hooks: sample/task_gate.c). */
+	/* This task's state for the gate's hooks (cl->sampling_hooks: sample/task_gate.c). */
 	u64 carry[];
 };
 

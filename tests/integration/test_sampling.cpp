@@ -216,6 +216,14 @@ uint64_t count_of(int fd, uint32_t cpu, uint32_t event)
     return 0;
 }
 
+// Records' time: CLOCK_MONOTONIC, which steady_clock is on Linux.
+uint64_t monotonic_ns()
+{
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+}
+
 size_t count_type(const std::vector<Sample>& recs, uint32_t type)
 {
     size_t n = 0;
@@ -642,6 +650,24 @@ TEST_CASE("sampling counters are reloaded only while stopped", "[sampling][order
     }
 }
 
+TEST_CASE("COUNT_RESET zeroes a sampling counter's count, not its period", "[sampling]")
+{
+    LoadedModule mod(kExact);
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().front();
+    auto so = started_on(cpu, {kBranches | kUsr, 0, 0}, {100, 3, 0, 0});
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    inject_events(cpu, kBranches, 60);
+    CHECK(control(fd, ARCHPMU_IOC_COUNT_RESET) == 0);
+    CHECK(count_of(fd, cpu, 0) == 0);
+    inject_events(cpu, kBranches, 40);  // perf's reset leaves the period: 100 events in all
+    CHECK(count_type(ring.drain(), ARCHPMU_RECORD_SAMPLE) == 1);
+    CHECK(count_of(fd, cpu, 0) == 40);
+}
+
 TEST_CASE("sampling stops with its CPU and resumes when it comes back, and across a suspend",
           "[sampling][hotplug][suspend]")
 {
@@ -774,6 +800,45 @@ TEST_CASE(
     CHECK(ring.page()->throttled >= 1);
     // Throttled, the counter stopped: fewer events counted than injected.
     CHECK(count_of(fd, cpu, 0) < 220);
+    write_file(kMaxRate, "100000");
+}
+
+// perf's THROTTLE and UNTHROTTLE come in pairs: a STOP that ends a throttle says so.
+TEST_CASE("COUNT_STOP of a throttled counter ends its throttle with an UNTHROTTLE record",
+          "[sampling]")
+{
+    LoadedModule mod(kExact);
+    write_file(kMaxRate, "250");  // one sample per 4 ms tick
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    auto so = started_on(cpu, {kInstructions | kUsr, 0, 0}, {10, 9, 0, 0});
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    bool stopped_throttled = false;
+    // Until a STOP comes before the tick that would have unthrottled it.
+    for (int attempt = 0; attempt < 20 && !stopped_throttled; attempt++) {
+        REQUIRE(control(fd, ARCHPMU_IOC_COUNT_START) == 0);
+        for (int i = 0; i < 20; i++)
+            inject(dev.get(), cpu, kInstructions, 10);
+        const auto recs = ring.drain();
+        const bool throttled =
+            count_type(recs, ARCHPMU_RECORD_THROTTLE) > count_type(recs, ARCHPMU_RECORD_UNTHROTTLE);
+        const uint64_t stop_ns = monotonic_ns();
+        REQUIRE(control(fd, ARCHPMU_IOC_COUNT_STOP) == 0);
+        size_t ticks = 0, stops = 0;  // the unthrottles before the STOP, and from it
+        for (const auto& r : ring.drain())
+            if (r.type == ARCHPMU_RECORD_UNTHROTTLE)
+                (r.time < stop_ns ? ticks : stops)++;
+        if (throttled && ticks == 0) {
+            stopped_throttled = true;
+            CHECK(stops == 1);
+        }
+        sleep_ms(20);
+        ring.drain();
+    }
+    CHECK(stopped_throttled);
     write_file(kMaxRate, "100000");
 }
 

@@ -164,6 +164,29 @@ TEST_CASE("a task's period goes on across COUNT_STOP and START, though it moved 
     CHECK(value_of(s) == 100);
 }
 
+// perf's PERF_EVENT_IOC_RESET zeroes the count and leaves the period alone,
+// wherever the task's period is: on the CPU it runs on or held by the gate.
+TEST_CASE("COUNT_RESET zeroes a task's count but not the period it is into", "[task-sample]")
+{
+    LoadedModule mod(kExact);
+    const auto cpus = online_cpus();
+    REQUIRE(cpus.size() >= 2);
+    auto s = sampling_task(archpmu::TaskScope{archpmu::TaskScope::Kind::thread, 0, false}, 100);
+    pin_to(cpus[0]);
+    s.start();
+    inject_here(kBranches, 30);
+    pin_to(cpus[1]);  // the gate on cpus[0] holds nothing now; the period came along
+    inject_here(kBranches, 30);
+    s.reset();
+    inject_here(kBranches, 40);  // the rest of that period: a sample
+    s.stop();
+    unpin();
+    const auto samples = samples_of(s);
+    REQUIRE(samples.size() == 1);
+    CHECK(samples[0].cpu == cpus[1]);
+    CHECK(value_of(s) == 40);
+}
+
 TEST_CASE("a counter throttled as its task left runs again when the task comes back",
           "[task-sample]")
 {
