@@ -8,7 +8,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
-#include <linux/math64.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
 
@@ -16,7 +15,13 @@
 
 #define MAX_RATE_LIMIT		10000000
 
-static uint sample_max_rate = 100000;
+#define DEFAULT_MAX_RATE	100000
+/* perf's max_samples_per_tick at @rate: at least one. */
+#define PER_TICK(rate)		DIV_ROUND_UP((u64)(rate) * ARCHPMU_SAMPLE_TICK_NS, NSEC_PER_SEC)
+
+static uint sample_max_rate = DEFAULT_MAX_RATE;
+/* The credit archpmu_sample_rate_take() holds at most: two ticks' share. */
+static u64 rate_credit_cap = 2 * PER_TICK(DEFAULT_MAX_RATE) * NSEC_PER_SEC;
 
 static int max_rate_set(const char *text, const struct kernel_param *kp)
 {
@@ -28,6 +33,8 @@ static int max_rate_set(const char *text, const struct kernel_param *kp)
 		       (int)strcspn(text, "\n"), text, MAX_RATE_LIMIT);
 		return -EINVAL;
 	}
+	/* Set apart: a PMI meanwhile may take one with the other's old value. */
+	WRITE_ONCE(rate_credit_cap, 2 * PER_TICK(v) * NSEC_PER_SEC);
 	WRITE_ONCE(sample_max_rate, v);
 	return 0;
 }
@@ -77,12 +84,6 @@ u32 archpmu_sample_max_rate(void)
 	return READ_ONCE(sample_max_rate);
 }
 
-u32 archpmu_sample_max_per_tick(void)
-{
-	return DIV_ROUND_UP_ULL((u64)READ_ONCE(sample_max_rate) * ARCHPMU_SAMPLE_TICK_NS,
-				NSEC_PER_SEC);
-}
-
 /*
  * sample_max_rate as credit (in 1/NSEC_PER_SEC samples) that time tops up at
  * that rate, holding at most two ticks' share (perf's max_samples_per_tick,
@@ -93,7 +94,7 @@ u32 archpmu_sample_max_per_tick(void)
 bool archpmu_sample_rate_take(struct archpmu_cpu_ctx *ctx, u64 now)
 {
 	u64 rate = READ_ONCE(sample_max_rate);
-	u64 cap = 2ULL * archpmu_sample_max_per_tick() * NSEC_PER_SEC;
+	u64 cap = READ_ONCE(rate_credit_cap);
 	u64 gap = now > ctx->rate_credit_ns ? now - ctx->rate_credit_ns : 0;
 
 	/* A second tops up any rate's cap (a gap of 8 ms would not, below 125/s). */
@@ -109,6 +110,6 @@ bool archpmu_sample_rate_take(struct archpmu_cpu_ctx *ctx, u64 now)
 /* Sampling begins on this CPU: a tick's share in hand. */
 void archpmu_sample_rate_reset(struct archpmu_cpu_ctx *ctx, u64 now)
 {
-	ctx->rate_credit = (u64)archpmu_sample_max_per_tick() * NSEC_PER_SEC;
+	ctx->rate_credit = READ_ONCE(rate_credit_cap) / 2;
 	ctx->rate_credit_ns = now;
 }

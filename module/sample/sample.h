@@ -125,8 +125,7 @@ void archpmu_callchain_exit(void);
 u32 archpmu_sample_max_rate(void);
 /* The sampling tick's period (pmi.c). */
 #define ARCHPMU_SAMPLE_TICK_NS	(4 * NSEC_PER_MSEC)
-/* limits.c: samples a tick may take, and the handler time (ns, 0: none). */
-u32 archpmu_sample_max_per_tick(void);
+/* limits.c: the handler time a tick may take (ns, 0: none). */
 u64 archpmu_sample_tick_budget_ns(void);
 /*
  * One sampling event's state in one task, as it goes from CPU to CPU
