@@ -25,6 +25,9 @@
  *   /sys/kernel/debug/archpmu/model_drop_next_pmi  model backend only: write a
  *       CPU: its next PMI finds LVTPC masked and is lost (tests);
  *       model_pmis_dropped: the PMIs lost so far
+ *   /sys/kernel/debug/archpmu/model_pmi_delay_us  model backend only: what
+ *       each PMI the handler takes costs it more, busy (0-1000; tests of
+ *       sample_cpu_percent)
  *   /sys/kernel/debug/archpmu/model_live_writes  model backend only: writes
  *       to a counter while it counted, which the SDM forbids (tests: 0)
  *   /sys/kernel/debug/archpmu/fail_cpu_online/   fault injection on the CPU-
@@ -144,6 +147,21 @@ static int drop_next_pmi_set(void *data, u64 val)
 }
 DEFINE_DEBUGFS_ATTRIBUTE(drop_next_pmi_fops, NULL, drop_next_pmi_set, "%llu\n");
 
+static int pmi_delay_get(void *data, u64 *val)
+{
+	*val = archpmu_model_pmi_delay_us();
+	return 0;
+}
+
+static int pmi_delay_set(void *data, u64 val)
+{
+	if (val > ARCHPMU_MODEL_PMI_DELAY_MAX_US)
+		return -EINVAL;
+	archpmu_model_set_pmi_delay_us(val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(pmi_delay_fops, pmi_delay_get, pmi_delay_set, "%llu\n");
+
 static int pmis_dropped_get(void *data, u64 *val)
 {
 	*val = archpmu_model_pmis_dropped();
@@ -201,6 +219,8 @@ void archpmu_debugfs_init(void)
 					   NULL, &drop_next_pmi_fops);
 		debugfs_create_file_unsafe("model_pmis_dropped", 0400, archpmu_debugfs_dir,
 					   NULL, &pmis_dropped_fops);
+		debugfs_create_file_unsafe("model_pmi_delay_us", 0600, archpmu_debugfs_dir,
+					   NULL, &pmi_delay_fops);
 		debugfs_create_file_unsafe("model_live_writes", 0400, archpmu_debugfs_dir,
 					   NULL, &live_writes_fops);
 	}

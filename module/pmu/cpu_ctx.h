@@ -203,7 +203,8 @@ struct archpmu_cpu_ctx {
 	atomic64_t throttled;	/* of sampling, the ones stopped until the next tick */
 	u64 rate_credit;	/* samples sample_max_rate allows now: sample/limits.c */
 	u64 rate_credit_ns;	/* when it was last topped up */
-	u64 tick_nmi_ns;	/* PMI handler time since the last tick */
+	u64 time_credit;	/* handler time sample_cpu_percent allows now */
+	u64 time_credit_ns;	/* when it was last topped up */
 	u64 released_ns;	/* when sampling counters were last claimed or released */
 	u64 global_ours;	/* GLOBAL_CTRL bits our writes left set */
 };

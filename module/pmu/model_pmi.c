@@ -16,6 +16,7 @@
  */
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
+#include <linux/ktime.h>
 #include <linux/percpu.h>
 #include <linux/smp.h>
 #include <asm/apic.h>
@@ -38,6 +39,8 @@ struct model_pmi {
 };
 
 static DEFINE_PER_CPU(struct model_pmi, model_pmis);
+/* Tests: what each PMI the handler takes costs it besides its own work. */
+static unsigned int pmi_delay_us;
 static atomic64_t pmis_dropped;
 
 /* How long the model waits for its NMI to arrive before it goes on. */
@@ -103,7 +106,15 @@ void archpmu_model_step_end(struct archpmu_model_regs *r, struct pt_regs *regs)
 struct pt_regs *archpmu_model_pmi_regs(struct pt_regs *nmi_regs)
 {
 	struct model_pmi *p = this_cpu_ptr(&model_pmis);
+	unsigned int delay = READ_ONCE(pmi_delay_us);
 
+	if (delay) {
+		/* By the clock the handler's budget reads: udelay runs long under TCG. */
+		u64 end = ktime_get_mono_fast_ns() + (u64)delay * NSEC_PER_USEC;
+
+		while (ktime_get_mono_fast_ns() < end)
+			cpu_relax();
+	}
 	if (!READ_ONCE(p->regs_valid))
 		return nmi_regs;
 	WRITE_ONCE(p->regs_valid, false);
@@ -134,4 +145,14 @@ void archpmu_model_drop_next_pmi(unsigned int cpu)
 u64 archpmu_model_pmis_dropped(void)
 {
 	return atomic64_read(&pmis_dropped);
+}
+
+u32 archpmu_model_pmi_delay_us(void)
+{
+	return READ_ONCE(pmi_delay_us);
+}
+
+void archpmu_model_set_pmi_delay_us(u32 us)
+{
+	WRITE_ONCE(pmi_delay_us, us);
 }

@@ -35,4 +35,12 @@ void archpmu_model_pmi_unmask(void);
 void archpmu_model_drop_next_pmi(unsigned int cpu);
 u64 archpmu_model_pmis_dropped(void);
 
+/*
+ * Test-only (dev/debugfs.c): every PMI the handler takes costs it @us more
+ * (its pmi_regs busy-waits), as on a machine whose PMU is slow to reach.
+ */
+#define ARCHPMU_MODEL_PMI_DELAY_MAX_US	1000
+u32 archpmu_model_pmi_delay_us(void);
+void archpmu_model_set_pmi_delay_us(u32 us);
+
 #endif /* ARCHPMU_PMU_MODEL_PMI_H */

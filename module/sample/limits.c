@@ -3,7 +3,7 @@
  * Sampling's limits, writable at run time in /sys/module/archpmu/parameters/:
  * sample_max_rate (perf's perf_event_max_sample_rate) and sample_cpu_percent
  * (perf's perf_cpu_time_max_percent), which the PMI handler and the sampling
- * tick (pmi.c) throttle by, and the rate's credit per CPU.
+ * tick (pmi.c) throttle by, each kept as credit per CPU.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -71,14 +71,6 @@ static const struct kernel_param_ops cpu_percent_ops = {
 module_param_cb(sample_cpu_percent, &cpu_percent_ops, &sample_cpu_percent, 0644);
 MODULE_PARM_DESC(sample_cpu_percent, "Percent of each CPU the PMI handler may take before throttling; 100: no limit (default 25)");
 
-/* The handler's time in a tick past which the CPU's sampling stops; 0: none. */
-u64 archpmu_sample_tick_budget_ns(void)
-{
-	uint pct = READ_ONCE(sample_cpu_percent);
-
-	return pct >= 100 ? 0 : ARCHPMU_SAMPLE_TICK_NS * pct / 100;
-}
-
 u32 archpmu_sample_max_rate(void)
 {
 	return READ_ONCE(sample_max_rate);
@@ -107,9 +99,38 @@ bool archpmu_sample_rate_take(struct archpmu_cpu_ctx *ctx, u64 now)
 	return true;
 }
 
-/* Sampling begins on this CPU: a tick's share in hand. */
-void archpmu_sample_rate_reset(struct archpmu_cpu_ctx *ctx, u64 now)
+/*
+ * sample_cpu_percent as credit of handler time, as the rate: time tops it up
+ * at that share of the CPU, with two ticks' budget at most, and each PMI
+ * takes what it took (@took ns, at @now). perf averages its handler's time
+ * per sample and lowers its rate limit when that goes past the share; a CPU
+ * here keeps within the share over time, and a burst within it (two ticks'
+ * samples at once after a stall) is not throttled. The credit is in
+ * hundredths of a nanosecond. In the PMI, on its CPU.
+ */
+bool archpmu_sample_time_take(struct archpmu_cpu_ctx *ctx, u64 now, u64 took)
+{
+	u64 pct = READ_ONCE(sample_cpu_percent);
+	u64 gap = now > ctx->time_credit_ns ? now - ctx->time_credit_ns : 0;
+
+	if (pct >= 100)
+		return true;
+	gap = min_t(u64, gap, NSEC_PER_SEC);
+	ctx->time_credit = min(ctx->time_credit + gap * pct, 2 * ARCHPMU_SAMPLE_TICK_NS * pct);
+	ctx->time_credit_ns = now;
+	if (ctx->time_credit < took * 100) {
+		ctx->time_credit = 0;
+		return false;
+	}
+	ctx->time_credit -= took * 100;
+	return true;
+}
+
+/* Sampling begins on this CPU: a tick's share of samples and of time in hand. */
+void archpmu_sample_credit_reset(struct archpmu_cpu_ctx *ctx, u64 now)
 {
 	ctx->rate_credit = READ_ONCE(rate_credit_cap) / 2;
 	ctx->rate_credit_ns = now;
+	ctx->time_credit = ARCHPMU_SAMPLE_TICK_NS * READ_ONCE(sample_cpu_percent);
+	ctx->time_credit_ns = now;
 }

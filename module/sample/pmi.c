@@ -21,9 +21,9 @@
  * Throttling, like perf's: the sample that takes a CPU over sample_max_rate
  * a second stops its counter (limits.c keeps that rate as credit over time,
  * where perf counts each tick apart, so uneven samples within the rate are
- * not throttled: bench/README.md); handler time above
- * sample_cpu_percent of the tick (perf's perf_cpu_time_max_percent, 25 by
- * default as there) stops all of the CPU's sampling counters; each until
+ * not throttled: bench/README.md); handler time above sample_cpu_percent
+ * of the CPU (perf's perf_cpu_time_max_percent, 25 by default as there),
+ * kept as credit too, stops all of the CPU's sampling counters; each until
  * the next tick (or its task's next switch-in: task_gate.c, or its
  * session's START or STOP), with a THROTTLE and an UNTHROTTLE record. The tick also
  * re-estimates the period of frequency events (perf_adjust_period), writes
@@ -237,7 +237,7 @@ static int handle_pmi(struct archpmu_cpu_ctx *ctx, struct pt_regs *nmi_regs, boo
 	u64 sampling = READ_ONCE(ctx->sampling);
 	bool global = global_msrs(ctx);
 	struct pt_regs *regs = NULL;
-	u64 t0, t1, ctrl = 0, status, ovf, budget;
+	u64 t0, t1, ctrl = 0, status, ovf;
 	unsigned int bit, events = 0;
 	unsigned long todo;
 	int loops, ret;
@@ -276,9 +276,7 @@ static int handle_pmi(struct archpmu_cpu_ctx *ctx, struct pt_regs *nmi_regs, boo
 		events += hweight64(ovf);
 	}
 	t1 = ktime_get_mono_fast_ns();
-	ctx->tick_nmi_ns += t1 - t0;
-	budget = archpmu_sample_tick_budget_ns();
-	if (loops && budget && ctx->tick_nmi_ns > budget)
+	if (loops && !archpmu_sample_time_take(ctx, t1, t1 - t0))
 		throttle(ctx, sampling, t0);
 	if (loops) {
 		__this_cpu_inc(pmi_handled);
@@ -434,7 +432,6 @@ static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 	unsigned int bit;
 
 	if (sampling) {
-		ctx->tick_nmi_ns = 0;
 		for_each_set_bit(bit, &todo, 64) {
 			struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
 
@@ -459,7 +456,7 @@ static void tick_start(void *unused)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 
-	archpmu_sample_rate_reset(ctx, ktime_get_mono_fast_ns());
+	archpmu_sample_credit_reset(ctx, ktime_get_mono_fast_ns());
 	unmask_lvtpc();
 	hrtimer_start(this_cpu_ptr(&sample_ticks), ns_to_ktime(ARCHPMU_SAMPLE_TICK_NS),
 		      HRTIMER_MODE_REL_PINNED_HARD);

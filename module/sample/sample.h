@@ -125,8 +125,6 @@ void archpmu_callchain_exit(void);
 u32 archpmu_sample_max_rate(void);
 /* The sampling tick's period (pmi.c). */
 #define ARCHPMU_SAMPLE_TICK_NS	(4 * NSEC_PER_MSEC)
-/* limits.c: the handler time a tick may take (ns, 0: none). */
-u64 archpmu_sample_tick_budget_ns(void);
 /*
  * One sampling event's state in one task, as it goes from CPU to CPU
  * (task_gate.c); all zero for a task new to the session.
@@ -163,8 +161,12 @@ void archpmu_freq_load(struct archpmu_hw_event *hw, u64 total,
 		       const struct archpmu_sample_carry *carry);
 void archpmu_freq_estimate(struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw,
 			   unsigned int bit, u64 now);
-/* limits.c: a sample within sample_max_rate (false: throttle); sampling begins. */
+/*
+ * limits.c: a sample within sample_max_rate, a PMI's time within
+ * sample_cpu_percent (false: throttle); sampling begins.
+ */
 bool archpmu_sample_rate_take(struct archpmu_cpu_ctx *ctx, u64 now);
-void archpmu_sample_rate_reset(struct archpmu_cpu_ctx *ctx, u64 now);
+bool archpmu_sample_time_take(struct archpmu_cpu_ctx *ctx, u64 now, u64 took);
+void archpmu_sample_credit_reset(struct archpmu_cpu_ctx *ctx, u64 now);
 
 #endif /* ARCHPMU_SAMPLE_SAMPLE_H */
