@@ -194,9 +194,11 @@ struct archpmu_sampling_hooks {
 	void (*gate_open)(const struct archpmu_claims *cl, struct archpmu_claim *c,
 			  const void *carry, u64 now);
 	/*
-	 * COUNT_START's and COUNT_STOP's batch hook (b->arg: the claim's
-	 * change), after the enables: every counter folded, none left
-	 * throttled, each unthrottle recorded, estimates started again.
+	 * The batch hook after COUNT_START's enables, COUNT_STOP's disables
+	 * (or a gate's closing) and a CPU's going down (b->arg: the claim's
+	 * change): every counter folded, none left throttled (each unthrottle
+	 * recorded; started again if the session starts), and the CPU's
+	 * frequency estimates started again.
 	 */
 	void (*restart)(struct archpmu_batch *b);
 };

@@ -83,8 +83,9 @@ void archpmu_ctx_release_local(struct archpmu_batch *b)
 		/* A PMI of these counters may still be on its way (sample/pmi.c). */
 		WRITE_ONCE(ctx->released_ns, ktime_get_mono_fast_ns());
 		WRITE_ONCE(ctx->sampling, ctx->sampling & ~ch->used);
-		atomic64_andnot(ch->used, &ctx->throttled);
 	}
+	/* Also those a closed gate hid: the next owner starts unthrottled. */
+	atomic64_andnot(ch->used, &ctx->throttled);
 	WRITE_ONCE(ctx->active, ctx->active & ~ch->used);
 	for (i = 0; i < ch->nr; i++) {
 		idx = archpmu_ctx_index(ch->hw[i].counter);
@@ -148,6 +149,7 @@ void archpmu_ctx_reset_local(struct archpmu_batch *b)
 	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	const struct archpmu_ctx_change *ch = b->arg;
 	u64 running = archpmu_counters_pause_local(ch->used);
+	bool samples = change_sampling(ch);
 	unsigned int i;
 	int ret;
 
@@ -157,11 +159,13 @@ void archpmu_ctx_reset_local(struct archpmu_batch *b)
 
 		if (!ctx_bit(hw->counter))
 			continue;
-		if (hw->period) {
+		if (samples) {
 			/*
 			 * As perf's PERF_EVENT_IOC_RESET: the count, not the
 			 * period, which goes on the same for the tasks whose
 			 * periods the gate holds. The estimate keeps its span.
+			 * No write: a sampling session's events are the PMI
+			 * handler's to fold too (group reads), never behind it.
 			 */
 			u64 total = archpmu_hw_event_update(ctx, hw);
 

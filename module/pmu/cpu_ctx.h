@@ -48,7 +48,8 @@
  *    event's CPU only, in the cross-call hooks, the tick and the NMI, with
  *    archpmu_hw_event_update()'s cmpxchg protocol (perf's
  *    x86_perf_event_update), so an NMI between a hook's read and its update
- *    is never counted twice. Counting-only sessions fold them from process
+ *    is never counted twice; a reset takes what it folded away from total
+ *    in one local64_sub. Counting-only sessions fold them from process
  *    context instead, which no NMI touches.
  */
 #ifndef ARCHPMU_PMU_CPU_CTX_H
@@ -239,6 +240,8 @@ struct archpmu_ctx_change {
 	 * shows its sampling counters to the PMI handler (own/gate.c's hooks).
 	 */
 	bool gated;
+	/* The batch starts the counters (COUNT_START): set by whoever builds it. */
+	bool starting;
 };
 
 /*
@@ -259,7 +262,8 @@ void archpmu_ctx_update_local(struct archpmu_batch *b);
 void archpmu_ctx_claimed_local(struct archpmu_batch *b);
 /*
  * Zero every placed event's count, each counter stopped meanwhile: a counting
- * one is written 0, a sampling one keeps its period's progress.
+ * session's are written 0, a sampling session's keep their values (and the
+ * periods their progress).
  */
 void archpmu_ctx_reset_local(struct archpmu_batch *b);
 

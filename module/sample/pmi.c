@@ -409,7 +409,8 @@ void archpmu_sample_restart_local(struct archpmu_batch *b)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	const struct archpmu_ctx_change *ch = b->arg;
-	u64 bits, now = ktime_get_mono_fast_ns();
+	u64 now = ktime_get_mono_fast_ns();
+	unsigned long bits;
 	unsigned int i;
 
 	archpmu_ctx_update_local(b);
@@ -417,10 +418,16 @@ void archpmu_sample_restart_local(struct archpmu_batch *b)
 	for (i = 0; i < ch->nr; i++) {
 		struct archpmu_hw_event *hw = &ch->hw[i];
 
-		if (bits & archpmu_counter_bit(hw->counter))
-			archpmu_record_throttle(hw, false, now);
 		hw->freq_stamped = false;
+		if (!(bits & archpmu_counter_bit(hw->counter)))
+			continue;
+		archpmu_record_throttle(hw, false, now);
+		/* Throttled as the enables ran: they left it stopped. */
+		if (ch->starting && !global_msrs(ctx))
+			v1_enable(hw, true);
 	}
+	if (bits && global_msrs(ctx))
+		archpmu_global_ctrl_local(bits & READ_ONCE(ctx->global_ours), 0);
 }
 
 static enum hrtimer_restart sample_tick(struct hrtimer *timer)

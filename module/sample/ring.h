@@ -2,11 +2,11 @@
 /*
  * A sample ring: one CPU's records of one session, mapped into user space
  * with perf's protocol (uapi/archpmu.h, struct archpmu_ring_page). The
- * producers are the PMI handler (NMI), the sampling tick (hard interrupt)
- * and a task session's gate (interrupts off) on the ring's CPU only; the
- * latter two can be interrupted by the NMI, so space is reserved with a
- * cmpxchg and only the outermost writer publishes data_head, as
- * kernel/events/ring_buffer.c does.
+ * producers are the PMI handler (NMI), the sampling tick (hard interrupt),
+ * a task session's gate and a START, STOP or CPU-down batch (interrupts
+ * off) on the ring's CPU only; all but the first can be interrupted by the
+ * NMI, so space is reserved with a cmpxchg and only the outermost writer
+ * publishes data_head, as kernel/events/ring_buffer.c does.
  */
 #ifndef ARCHPMU_SAMPLE_RING_H
 #define ARCHPMU_SAMPLE_RING_H

@@ -140,7 +140,10 @@ struct archpmu_sample_carry {
 	bool freq_estimated;
 };
 
-/* task_gate.c: a task session's per-task sampling state, for task/. */
+/*
+ * task_gate.c: a task session's per-task sampling state, for task/; the
+ * hooks sampling gives the core (the gate's, and pmi.c's restart).
+ */
 size_t archpmu_sample_carry_size(unsigned int nr_events);
 extern const struct archpmu_sampling_hooks archpmu_sample_hooks;
 

@@ -842,6 +842,63 @@ TEST_CASE("COUNT_STOP of a throttled counter ends its throttle with an UNTHROTTL
     write_file(kMaxRate, "100000");
 }
 
+// A stopped CPU session's counters stay the PMI handler's, so another session's
+// handler time throttles them too; a START before the next tick runs them.
+TEST_CASE("COUNT_START of a counter throttled while stopped starts it, with its UNTHROTTLE",
+          "[sampling]")
+{
+    // 40 us of handler time a tick: a burst of the other session's PMIs goes past it.
+    LoadedModule mod("backend=model model_rate_percent=0 model_version=4 sample_cpu_percent=1");
+    const auto dev = open_device();
+    const unsigned cpu = online_cpus().back();
+    auto stopped = started_on(cpu, {kBranches | kUsr, 0, 0}, {100, 3, 0, 0});
+    stopped.flags &= ~ARCHPMU_COUNT_OPEN_START;
+    const int fd = stopped.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    bool started_throttled = false;
+    // Until the START comes before the tick that would have unthrottled it.
+    for (int attempt = 0; attempt < 20 && !started_throttled; attempt++) {
+        sleep_ms(20);
+        ring.drain();
+        {
+            // Closed before the START, so that no PMI of its own restarts ours.
+            auto other = started_on(cpu, {kInstructions | kUsr, 0, 0}, {10, 9, 0, 0});
+            const int other_fd = other.open(dev.get());
+            REQUIRE(other_fd >= 0);
+            const UniqueFd other_session(other_fd);
+            for (int i = 0; i < 100; i++)
+                inject(dev.get(), cpu, kInstructions, 10);
+        }
+        sleep_ms(1);  // its last NMIs land while ours is stopped
+        const auto recs = ring.drain();
+        const bool throttled =
+            count_type(recs, ARCHPMU_RECORD_THROTTLE) > count_type(recs, ARCHPMU_RECORD_UNTHROTTLE);
+        const uint64_t start_ns = monotonic_ns();
+        const uint64_t before = count_of(fd, cpu, 0);
+        REQUIRE(control(fd, ARCHPMU_IOC_COUNT_START) == 0);
+        inject(dev.get(), cpu, kBranches, 50);
+        const uint64_t counted = count_of(fd, cpu, 0) - before;
+        REQUIRE(control(fd, ARCHPMU_IOC_COUNT_STOP) == 0);
+        size_t ticks = 0;  // unthrottles before the START: a tick's
+        size_t throttles = 0;
+        size_t unthrottles = 0;  // from the START on
+        for (const auto& r : ring.drain()) {
+            if (r.type == ARCHPMU_RECORD_UNTHROTTLE)
+                (r.time < start_ns ? ticks : unthrottles)++;
+            if (r.type == ARCHPMU_RECORD_THROTTLE && r.time >= start_ns)
+                throttles++;
+        }
+        if (throttled && ticks == 0) {
+            started_throttled = true;
+            CHECK(counted == 50);
+            CHECK(unthrottles == throttles + 1);  // the START's, and STOP's of any since
+        }
+    }
+    CHECK(started_throttled);
+}
+
 TEST_CASE("past sample_cpu_percent of handler time a CPU's sampling is throttled", "[sampling]")
 {
     LoadedModule mod("backend=model model_rate_percent=0 model_version=4 sample_cpu_percent=1");
