@@ -534,14 +534,14 @@ TEST_CASE("a frequency's period is each task's own, from its own rate, not its C
     by_pid.erase(spinner_pid);
     const unsigned reader = by_pid.begin()->second;
     INFO(spinner << " samples in the spinner, " << reader << " in the reader of /dev/zero");
-    // About a second of run time each. The spinner gets its 1000 (about 1,050 in
+    // About a second of run time each. The spinner gets its 1000 (1,036-1,092 in
     // trials); one estimate for the CPU gave it 1,520-2,594 and the reader 0-95.
     // The reader gets fewer than its 1000 on the model, whose user-mode events come
-    // a whole millisecond at a time, in the ticks that find it in user mode (80-180).
+    // a whole millisecond at a time, in the ticks that find it in user mode: 64-246
+    // in trials, too spread for a bound that tells the two apart.
     CHECK(spinner >= 500);
     CHECK(spinner <= 1400);
-    CHECK(reader >= 60);
-    CHECK(spinner <= 15 * reader);
+    CHECK(reader >= 30);
 }
 
 TEST_CASE("record -p and -t sample running tasks until --duration, and only them",
