@@ -64,7 +64,6 @@ static void build_read(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 			   !cl->sampling ? NULL :
 			   change ? cl->sampling_hooks->restart : archpmu_ctx_update_local,
 			   &c->change);
-	c->change.starting = change && enable;
 	if (change && !close)
 		archpmu_claim_add_enable(cl, c, enable);
 	for (i = 0; i < cl->nr_events && !cl->sampling; i++)

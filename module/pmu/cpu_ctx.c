@@ -233,6 +233,9 @@ int archpmu_global_ctrl_local(u64 set, u64 clear)
 	lockdep_assert_irqs_disabled();
 	/* First: a PMI from here on restores the new bits, never the old. */
 	WRITE_ONCE(ctx->global_ours, (ctx->global_ours & ~clear) | set);
+	/* v1: no register, the enables are the EVTSELs' own; what runs is kept. */
+	if (ctx->desc.version < 2)
+		return 0;
 	/*
 	 * The PMI handler writes GLOBAL_CTRL back as it found it, less what it
 	 * throttles: a throttle between our read and write is redone.

@@ -31,11 +31,14 @@
  *    NMIs on other CPUs only read their own CPU's context.
  *
  *  - global_ours: the IA32_PERF_GLOBAL_CTRL bits archpmu's own writes left
- *    set, written only on this CPU with interrupts disabled, by
+ *    set (on v1, which has no such register, the counters its sessions hold
+ *    running), written only on this CPU with interrupts disabled, by
  *    archpmu_global_ctrl_local(), before the register; the PMI handler reads
- *    it to restore what a freeze on PMI cleared (v2-3).
+ *    it to restore what a freeze on PMI cleared (v2-3), and an unthrottle
+ *    to start only what should run.
  *
- *  - sampling, throttled, tick_*, released_ns: sampling's per-CPU state,
+ *  - sampling, throttled, rate_credit*, time_credit*, released_ns:
+ *    sampling's per-CPU state,
  *    written only on this CPU: by the same hooks (sampling), by a task
  *    session's gate with interrupts disabled (sample/task_gate.c: its
  *    counters leave sampling, stopped, as it closes and rejoin it, loaded,
@@ -240,8 +243,6 @@ struct archpmu_ctx_change {
 	 * shows its sampling counters to the PMI handler (own/gate.c's hooks).
 	 */
 	bool gated;
-	/* The batch starts the counters (COUNT_START): set by whoever builds it. */
-	bool starting;
 };
 
 /*
@@ -278,10 +279,11 @@ u64 archpmu_counters_pause_local(u64 bits);
 void archpmu_counters_resume_local(u64 running);
 
 /*
- * On this CPU, interrupts disabled, v2+: set @set and clear @clear (busy-mask
+ * On this CPU, interrupts disabled: set @set and clear @clear (busy-mask
  * bits, which are GLOBAL_CTRL's) in IA32_PERF_GLOBAL_CTRL; every other bit is
  * written back as read. A sampling counter the PMI handler throttles stays
- * stopped, even when the throttle comes between the read and the write.
+ * stopped, even when the throttle comes between the read and the write. On
+ * v1, which has no such register, only global_ours changes.
  */
 int archpmu_global_ctrl_local(u64 set, u64 clear);
 

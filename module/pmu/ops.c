@@ -16,6 +16,20 @@ static void v1_mask(struct archpmu_batch *b, u64 used)
 {
 }
 
+/*
+ * Through archpmu_global_ctrl_local(), which keeps what runs in global_ours
+ * (on v1, which has no GLOBAL_CTRL, only that).
+ */
+static void global_disable(struct archpmu_batch *b, u64 used)
+{
+	archpmu_batch_modify(b, ARCHPMU_MSR_GLOBAL_CTRL, 0, used);
+}
+
+static void global_enable(struct archpmu_batch *b, u64 used)
+{
+	archpmu_batch_modify(b, ARCHPMU_MSR_GLOBAL_CTRL, used, used);
+}
+
 static void v1_restore_global(struct archpmu_batch *b,
 			      const struct archpmu_pmu_saved *sv, u64 used)
 {
@@ -24,8 +38,8 @@ static void v1_restore_global(struct archpmu_batch *b,
 static const struct archpmu_pmu_ops pmu_v1_ops = {
 	.name = "v1",
 	.save_global = v1_save_global,
-	.disable = v1_mask,
-	.enable = v1_mask,
+	.disable = global_disable,
+	.enable = global_enable,
 	.ack = v1_mask,
 	.restore_global = v1_restore_global,
 };
@@ -34,16 +48,6 @@ static void v2_save_global(struct archpmu_batch *b, struct archpmu_pmu_saved *sv
 {
 	archpmu_batch_read(b, ARCHPMU_MSR_FIXED_CTR_CTRL, &sv->fixed_ctrl);
 	archpmu_batch_read(b, ARCHPMU_MSR_GLOBAL_CTRL, &sv->global_ctrl);
-}
-
-static void v2_disable(struct archpmu_batch *b, u64 used)
-{
-	archpmu_batch_modify(b, ARCHPMU_MSR_GLOBAL_CTRL, 0, used);
-}
-
-static void v2_enable(struct archpmu_batch *b, u64 used)
-{
-	archpmu_batch_modify(b, ARCHPMU_MSR_GLOBAL_CTRL, used, used);
 }
 
 static void v2_ack(struct archpmu_batch *b, u64 used)
@@ -65,8 +69,8 @@ static void v2_restore_global(struct archpmu_batch *b,
 static const struct archpmu_pmu_ops pmu_v2_ops = {
 	.name = "v2",
 	.save_global = v2_save_global,
-	.disable = v2_disable,
-	.enable = v2_enable,
+	.disable = global_disable,
+	.enable = global_enable,
 	.ack = v2_ack,
 	.restore_global = v2_restore_global,
 };

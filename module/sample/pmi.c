@@ -24,8 +24,8 @@
  * not throttled: bench/README.md); handler time above sample_cpu_percent
  * of the CPU (perf's perf_cpu_time_max_percent, 25 by default as there),
  * kept as credit too, stops all of the CPU's sampling counters; each until
- * the next tick (or its task's next switch-in: task_gate.c, or its
- * session's START or STOP), with a THROTTLE and an UNTHROTTLE record. The tick also
+ * the next tick (or its task's switch-out: task_gate.c, or its session's
+ * START or STOP), with a THROTTLE and an UNTHROTTLE record. The tick also
  * re-estimates the period of frequency events (perf_adjust_period), writes
  * pending LOST records, and handles an overflow whose PMI was lost.
  */
@@ -276,7 +276,8 @@ static int handle_pmi(struct archpmu_cpu_ctx *ctx, struct pt_regs *nmi_regs, boo
 		events += hweight64(ovf);
 	}
 	t1 = ktime_get_mono_fast_ns();
-	if (loops && !archpmu_sample_time_take(ctx, t1, t1 - t0))
+	/* The fast clock may step back a little as an NMI meets its update. */
+	if (loops && !archpmu_sample_time_take(ctx, t1, t1 > t0 ? t1 - t0 : 0))
 		throttle(ctx, sampling, t0);
 	if (loops) {
 		__this_cpu_inc(pmi_handled);
@@ -397,10 +398,10 @@ static void unthrottle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
 			continue;
 		archpmu_freq_counting(hw, true, now);
 		archpmu_record_throttle(hw, false, now);
-		if (!global_msrs(ctx))
+		/* Not a counter a session stopped meanwhile. */
+		if (!global_msrs(ctx) && (BIT_ULL(bit) & READ_ONCE(ctx->global_ours)))
 			v1_enable(hw, true);
 	}
-	/* Not a counter a session stopped meanwhile. */
 	if (global_msrs(ctx))
 		archpmu_global_ctrl_local(bits & READ_ONCE(ctx->global_ours), 0);
 }
@@ -422,8 +423,9 @@ void archpmu_sample_restart_local(struct archpmu_batch *b)
 		if (!(bits & archpmu_counter_bit(hw->counter)))
 			continue;
 		archpmu_record_throttle(hw, false, now);
-		/* Throttled as the enables ran: they left it stopped. */
-		if (ch->starting && !global_msrs(ctx))
+		/* Throttled as START's enables ran: they left it stopped. */
+		if (!global_msrs(ctx) &&
+		    (archpmu_counter_bit(hw->counter) & READ_ONCE(ctx->global_ours)))
 			v1_enable(hw, true);
 	}
 	if (bits && global_msrs(ctx))

@@ -84,26 +84,12 @@ static void frequencies_count(const struct archpmu_claims *cl, struct archpmu_cl
 		archpmu_freq_counting(&c->hw[e], on, now);
 }
 
-static void gate_close(const struct archpmu_claims *cl, struct archpmu_claim *c, void *carry,
-		       u64 now)
-{
-	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
-
-	if (!c->sampling)
-		return;
-	WRITE_ONCE(ctx->sampling, ctx->sampling & ~c->sampling);
-	WRITE_ONCE(ctx->released_ns, now);
-	archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_OVF_CTRL, c->sampling);
-	frequencies_count(cl, c, false, now);
-	if (carry)
-		save(cl, c, carry);
-}
-
 /*
- * A counter throttled before its gate closed runs again as the gate opens,
- * as perf's event_sched_in unthrottles: the ticks that would have resumed it
- * did not see it, hidden, and its task's events would go uncounted until
- * the next one. Hidden, so no PMI handler changes them meanwhile.
+ * A counter throttled as its gate closes runs again when it opens, as perf's
+ * event_sched_in unthrottles: hidden, no tick would resume it, and its task's
+ * events would go uncounted until the next one. Ended as the gate closes,
+ * with its UNTHROTTLE, so that one left behind (the session closed, the CPU
+ * gone) never outlives its gate; hidden, no PMI handler throttles it again.
  */
 static void unthrottle(struct archpmu_cpu_ctx *ctx, const struct archpmu_claims *cl,
 		       struct archpmu_claim *c, u64 now)
@@ -117,6 +103,22 @@ static void unthrottle(struct archpmu_cpu_ctx *ctx, const struct archpmu_claims 
 			archpmu_record_throttle(&c->hw[e], false, now);
 }
 
+static void gate_close(const struct archpmu_claims *cl, struct archpmu_claim *c, void *carry,
+		       u64 now)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+
+	if (!c->sampling)
+		return;
+	WRITE_ONCE(ctx->sampling, ctx->sampling & ~c->sampling);
+	WRITE_ONCE(ctx->released_ns, now);
+	archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_OVF_CTRL, c->sampling);
+	unthrottle(ctx, cl, c, now);
+	frequencies_count(cl, c, false, now);
+	if (carry)
+		save(cl, c, carry);
+}
+
 static void gate_open(const struct archpmu_claims *cl, struct archpmu_claim *c,
 		      const void *carry, u64 now)
 {
@@ -126,7 +128,6 @@ static void gate_open(const struct archpmu_claims *cl, struct archpmu_claim *c,
 		return;
 	if (carry)
 		load(cl, c, carry);
-	unthrottle(ctx, cl, c, now);
 	frequencies_count(cl, c, true, now);
 	WRITE_ONCE(ctx->sampling, ctx->sampling | c->sampling);
 }

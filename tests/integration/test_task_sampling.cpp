@@ -300,7 +300,7 @@ TEST_CASE("a task's period goes on across COUNT_STOP and START from another thre
 TEST_CASE("a task session's counters on a CPU its tasks never ran on are out of throttling's reach",
           "[task-sample]")
 {
-    // 40 us of handler time a tick: a burst of PMIs there throttles the CPU's sampling.
+    // 1% of the CPU as handler time: a burst of PMIs there throttles the CPU's sampling.
     LoadedModule mod("backend=model model_rate_percent=0 model_version=4 sample_cpu_percent=1");
     const auto cpus = online_cpus();
     REQUIRE(cpus.size() >= 2);
