@@ -93,6 +93,13 @@ SampleOpen started_on(unsigned cpu, archpmu_event event, archpmu_sample_event sp
     return so;
 }
 
+SampleOpen stopped_on(unsigned cpu, archpmu_event event, archpmu_sample_event spec)
+{
+    auto so = started_on(cpu, event, spec);
+    so.flags &= ~ARCHPMU_COUNT_OPEN_START;
+    return so;
+}
+
 // One CPU's ring, mapped, read with perf's protocol.
 class Ring {
 public:
@@ -290,6 +297,19 @@ void inject(int dev, unsigned cpu, uint32_t code, uint64_t count)
     cmd.event = code;
     cmd.count = count;
     REQUIRE(::ioctl(dev, ARCHPMU_IOC_MODEL_INJECT, &cmd) == 0);
+}
+
+// With sample_cpu_percent low: another session on @cpu bursts past it, which
+// throttles every sampling counter there, and closes, so no PMI of its own
+// restarts them.
+void throttle_all_by_another(int dev, unsigned cpu)
+{
+    auto other = started_on(cpu, {kInstructions | kUsr, 0, 0}, {10, 9, 0, 0});
+    const int other_fd = other.open(dev);
+    REQUIRE(other_fd >= 0);
+    const UniqueFd other_session(other_fd);
+    for (int i = 0; i < 100; i++)
+        inject(dev, cpu, kInstructions, 10);
 }
 
 }  // namespace
@@ -852,8 +872,7 @@ TEST_CASE("COUNT_START of a counter throttled while stopped starts it, with its 
     LoadedModule mod("backend=model model_rate_percent=0 model_version=4 sample_cpu_percent=1");
     const auto dev = open_device();
     const unsigned cpu = online_cpus().back();
-    auto stopped = started_on(cpu, {kBranches | kUsr, 0, 0}, {100, 3, 0, 0});
-    stopped.flags &= ~ARCHPMU_COUNT_OPEN_START;
+    auto stopped = stopped_on(cpu, {kBranches | kUsr, 0, 0}, {100, 3, 0, 0});
     const int fd = stopped.open(dev.get());
     REQUIRE(fd >= 0);
     const UniqueFd session(fd);
@@ -864,15 +883,7 @@ TEST_CASE("COUNT_START of a counter throttled while stopped starts it, with its 
         sleep_ms(20);
         ring.drain();
         const uint64_t before = count_of(fd, cpu, 0);  // stopped: it stays
-        {
-            // Closed before the START, so that no PMI of its own restarts ours.
-            auto other = started_on(cpu, {kInstructions | kUsr, 0, 0}, {10, 9, 0, 0});
-            const int other_fd = other.open(dev.get());
-            REQUIRE(other_fd >= 0);
-            const UniqueFd other_session(other_fd);
-            for (int i = 0; i < 100; i++)
-                inject(dev.get(), cpu, kInstructions, 10);
-        }
+        throttle_all_by_another(dev.get(), cpu);
         const auto recs = ring.drain();
         const bool throttled =
             count_type(recs, ARCHPMU_RECORD_THROTTLE) > count_type(recs, ARCHPMU_RECORD_UNTHROTTLE);
@@ -907,20 +918,12 @@ TEST_CASE("v1: a stopped session's counter throttled by another's handler time s
     LoadedModule mod("backend=model model_rate_percent=0 model_version=1 sample_cpu_percent=1");
     const auto dev = open_device();
     const unsigned cpu = online_cpus().back();
-    auto stopped = started_on(cpu, {kBranches | kUsr, 0, 0}, {100, 3, 0, 0});
-    stopped.flags &= ~ARCHPMU_COUNT_OPEN_START;
+    auto stopped = stopped_on(cpu, {kBranches | kUsr, 0, 0}, {100, 3, 0, 0});
     const int fd = stopped.open(dev.get());
     REQUIRE(fd >= 0);
     const UniqueFd session(fd);
     Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
-    {
-        auto other = started_on(cpu, {kInstructions | kUsr, 0, 0}, {10, 9, 0, 0});
-        const int other_fd = other.open(dev.get());
-        REQUIRE(other_fd >= 0);
-        const UniqueFd other_session(other_fd);
-        for (int i = 0; i < 100; i++)
-            inject(dev.get(), cpu, kInstructions, 10);
-    }
+    throttle_all_by_another(dev.get(), cpu);
     sleep_ms(20);  // ticks: each throttle ends
     const auto recs = ring.drain();
     REQUIRE(count_type(recs, ARCHPMU_RECORD_THROTTLE) >= 1);
