@@ -220,7 +220,7 @@ static int claims_zero(struct archpmu_claims *cl)
 			c->task_ns = 0;
 			continue;
 		}
-		/* Each counter stopped, zeroed (a sampling session's only in its totals), restarted. */
+		/* Each counter stopped, zeroed (a sampling session's in its total), restarted. */
 		archpmu_batch_init(&c->batch, archpmu_ctx_reset_local,
 				   cl->task_here ? archpmu_claim_task_zero_local : NULL,
 				   &c->change);
