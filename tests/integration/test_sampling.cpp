@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -300,16 +301,17 @@ void inject(int dev, unsigned cpu, uint32_t code, uint64_t count)
 }
 
 // With sample_cpu_percent low: another session on @cpu bursts past it, which
-// throttles every sampling counter there, and closes, so no PMI of its own
-// restarts them.
-void throttle_all_by_another(int dev, unsigned cpu)
+// throttles every sampling counter there, until @done (at most 100 PMIs);
+// returned open, its own counter throttled too.
+UniqueFd throttle_all_by_another(int dev, unsigned cpu, const std::function<bool()>& done)
 {
     auto other = started_on(cpu, {kInstructions | kUsr, 0, 0}, {10, 9, 0, 0});
     const int other_fd = other.open(dev);
     REQUIRE(other_fd >= 0);
-    const UniqueFd other_session(other_fd);
-    for (int i = 0; i < 100; i++)
+    UniqueFd other_session(other_fd);
+    for (int i = 0; i < 100 && !done(); i++)
         inject(dev, cpu, kInstructions, 10);
+    return other_session;
 }
 
 }  // namespace
@@ -878,15 +880,23 @@ TEST_CASE("COUNT_START of a counter throttled while stopped starts it, with its 
     const UniqueFd session(fd);
     Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
     bool started_throttled = false;
+    // On the CPU, so that no cross-call stands between the throttle and the START.
+    pin_to(cpu);
     // Until the START comes before the tick that would have unthrottled it.
     for (int attempt = 0; attempt < 20 && !started_throttled; attempt++) {
         sleep_ms(20);
         ring.drain();
         const uint64_t before = count_of(fd, cpu, 0);  // stopped: it stays
-        throttle_all_by_another(dev.get(), cpu);
-        const auto recs = ring.drain();
-        const bool throttled =
-            count_type(recs, ARCHPMU_RECORD_THROTTLE) > count_type(recs, ARCHPMU_RECORD_UNTHROTTLE);
+        std::vector<Sample> recs;
+        const auto throttled = [&recs] {
+            return count_type(recs, ARCHPMU_RECORD_THROTTLE) >
+                   count_type(recs, ARCHPMU_RECORD_UNTHROTTLE);
+        };
+        const auto other = throttle_all_by_another(dev.get(), cpu, [&] {
+            const auto more = ring.drain();
+            recs.insert(recs.end(), more.begin(), more.end());
+            return throttled();
+        });
         const uint64_t start_ns = monotonic_ns();
         REQUIRE(control(fd, ARCHPMU_IOC_COUNT_START) == 0);
         inject(dev.get(), cpu, kBranches, 50);
@@ -901,12 +911,13 @@ TEST_CASE("COUNT_START of a counter throttled while stopped starts it, with its 
             if (r.type == ARCHPMU_RECORD_THROTTLE && r.time >= start_ns)
                 throttles++;
         }
-        if (throttled && ticks == 0) {
+        if (throttled() && ticks == 0) {
             started_throttled = true;
             CHECK(counted == 50);
             CHECK(unthrottles == throttles + 1);  // the START's, and STOP's of any since
         }
     }
+    unpin();
     CHECK(started_throttled);
 }
 
@@ -923,8 +934,8 @@ TEST_CASE("v1: a stopped session's counter throttled by another's handler time s
     REQUIRE(fd >= 0);
     const UniqueFd session(fd);
     Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
-    throttle_all_by_another(dev.get(), cpu);
-    sleep_ms(20);  // ticks: each throttle ends
+    throttle_all_by_another(dev.get(), cpu, [] { return false; });  // and closed
+    sleep_ms(20);                                                   // ticks: each throttle ends
     const auto recs = ring.drain();
     REQUIRE(count_type(recs, ARCHPMU_RECORD_THROTTLE) >= 1);
     CHECK(count_type(recs, ARCHPMU_RECORD_UNTHROTTLE) == count_type(recs, ARCHPMU_RECORD_THROTTLE));
