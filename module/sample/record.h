@@ -2,7 +2,7 @@
 /*
  * The records a ring carries, perf's own (uapi/archpmu.h lists them),
  * written on the ring's CPU in NMI, in the sampling tick, as a task
- * session's gate opens (task_gate.c) or in a START, STOP or CPU-down batch
+ * session's gate closes (task_gate.c) or in a START, STOP or CPU-down batch
  * (pmi.c's restart); the last two with interrupts off.
  */
 #ifndef ARCHPMU_SAMPLE_RECORD_H
