@@ -385,6 +385,29 @@ static void estimate(struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw, u
 	__this_cpu_write(pmi_running, false);
 }
 
+/*
+ * The throttles of @bits have ended, their bits cleared: each told, and the
+ * counters sessions hold running (global_ours: not one a session stopped
+ * meanwhile) started again, on v1 by their own enable.
+ */
+static void throttles_ended(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
+{
+	unsigned long todo = bits;
+	unsigned int bit;
+
+	for_each_set_bit(bit, &todo, 64) {
+		struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
+
+		if (!hw)
+			continue;
+		archpmu_record_throttle(hw, false, now);
+		if (!global_msrs(ctx) && (BIT_ULL(bit) & READ_ONCE(ctx->global_ours)))
+			v1_enable(hw, true);
+	}
+	if (bits && global_msrs(ctx))
+		archpmu_global_ctrl_local(bits & READ_ONCE(ctx->global_ours), 0);
+}
+
 static void unthrottle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
 {
 	unsigned long todo = bits;
@@ -394,42 +417,24 @@ static void unthrottle(struct archpmu_cpu_ctx *ctx, u64 bits, u64 now)
 	for_each_set_bit(bit, &todo, 64) {
 		struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
 
-		if (!hw)
-			continue;
-		archpmu_freq_counting(hw, true, now);
-		archpmu_record_throttle(hw, false, now);
-		/* Not a counter a session stopped meanwhile. */
-		if (!global_msrs(ctx) && (BIT_ULL(bit) & READ_ONCE(ctx->global_ours)))
-			v1_enable(hw, true);
+		if (hw)
+			archpmu_freq_counting(hw, true, now);
 	}
-	if (global_msrs(ctx))
-		archpmu_global_ctrl_local(bits & READ_ONCE(ctx->global_ours), 0);
+	throttles_ended(ctx, bits, now);
 }
 
 void archpmu_sample_restart_local(struct archpmu_batch *b)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	const struct archpmu_ctx_change *ch = b->arg;
-	u64 now = ktime_get_mono_fast_ns();
-	unsigned long bits;
 	unsigned int i;
 
 	archpmu_ctx_update_local(b);
-	bits = atomic64_fetch_andnot(ch->used, &ctx->throttled) & ch->used;
-	for (i = 0; i < ch->nr; i++) {
-		struct archpmu_hw_event *hw = &ch->hw[i];
-
-		hw->freq_stamped = false;
-		if (!(bits & archpmu_counter_bit(hw->counter)))
-			continue;
-		archpmu_record_throttle(hw, false, now);
-		/* Throttled as START's enables ran: they left it stopped. */
-		if (!global_msrs(ctx) &&
-		    (archpmu_counter_bit(hw->counter) & READ_ONCE(ctx->global_ours)))
-			v1_enable(hw, true);
-	}
-	if (bits && global_msrs(ctx))
-		archpmu_global_ctrl_local(bits & READ_ONCE(ctx->global_ours), 0);
+	for (i = 0; i < ch->nr; i++)
+		ch->hw[i].freq_stamped = false;
+	/* One throttled as START's enables ran: they left it stopped. */
+	throttles_ended(ctx, atomic64_fetch_andnot(ch->used, &ctx->throttled) & ch->used,
+			ktime_get_mono_fast_ns());
 }
 
 static enum hrtimer_restart sample_tick(struct hrtimer *timer)
