@@ -33,11 +33,11 @@ static struct archpmu_count_cpu *count_cpu(const struct archpmu_count *ct,
 
 /*
  * A change of a task session's state is its gates closing (it stops; its
- * gates open where its tasks run, archpmu_claims_gate_start()).
+ * gates open where its tasks run, cl->scope->start()).
  */
 static bool closes_gates(const struct archpmu_claims *cl, bool change)
 {
-	return change && cl->task_here;
+	return change && cl->scope;
 }
 
 /*
@@ -59,8 +59,8 @@ static void build_read(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 	 * they are folded on the CPU, against it (cpu_ctx.h); their overflow
 	 * bits are the handler's to clear.
 	 */
-	archpmu_batch_init(b, close ? archpmu_claim_gate_close_local :
-			   cl->task_here ? archpmu_claim_gate_fold_local : NULL,
+	archpmu_batch_init(b, close ? cl->scope->close_local :
+			   cl->scope ? cl->scope->fold_local : NULL,
 			   !cl->sampling ? NULL :
 			   change ? cl->sampling_hooks->restart : archpmu_ctx_update_local,
 			   &c->change);
@@ -119,8 +119,8 @@ static void check_foreign(struct archpmu_count *ct, struct archpmu_claim *c, boo
 		want = archpmu_claim_ctl_expected(cl, c, e, running, &mask);
 		if (cl->sampling && !(c->hw[e].counter & ARCHPMU_COUNTER_FIXED))
 			mask &= ~ARCHPMU_EVTSEL_EN;
-		/* A task session's enables open and close with its tasks (gate.c). */
-		if (cl->task_here)
+		/* A task session's enables open and close with its tasks (its gate). */
+		if (cl->scope)
 			mask &= ~task_enables(c->hw[e].counter);
 		seen = cc->ctl_seen[e] & mask;
 		want &= mask;
@@ -153,7 +153,7 @@ static void fold_claim(struct archpmu_count *ct, struct archpmu_claim *c, bool c
  * Fold every programmed claim (changing its state first if @change: for a
  * task session, only to stopped), in one round; @enable: the counters are
  * (to be) started. @here (a task session
- * whose only task is the caller, see archpmu_claims_gate_start()): only the
+ * whose only task is the caller, see struct archpmu_scope's start()): only the
  * claims whose gate opened since their last fold, which for a caller that
  * stayed on its CPU is that CPU's alone.
  */
@@ -168,13 +168,13 @@ static int claims_read(struct archpmu_count *ct, bool change, bool enable, bool 
 	 * Between suspend and resume the PMU has lost what we programmed, and a
 	 * task session's gates are shut (session/hotplug.c).
 	 */
-	if (cl->suspended && (!change || cl->task_here))
+	if (cl->suspended && (!change || cl->scope))
 		return 0;
 	archpmu_claims_round_begin(cl);
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
 
-		if (!c->programmed || (here && !READ_ONCE(c->task_ran)))
+		if (!c->programmed || (here && cl->scope && !cl->scope->ran(cl, c)))
 			continue;
 		build_read(ct, c, change, enable);
 		archpmu_claims_round_add(cl, c);
@@ -201,6 +201,13 @@ static int claim_read(struct archpmu_count *ct, struct archpmu_claim *c, bool ch
 	return ret;
 }
 
+static void task_time_zero_local(struct archpmu_batch *b)
+{
+	struct archpmu_claim *c = container_of(b, struct archpmu_claim, batch);
+
+	c->claims->scope->time_zero(c->claims, c);
+}
+
 /* Zero every claim's counts, and the programmed ones' counters in one round. */
 static int claims_zero(struct archpmu_claims *cl)
 {
@@ -217,13 +224,13 @@ static int claims_zero(struct archpmu_claims *cl)
 		}
 		archpmu_claim_on_pmu_zero(c);
 		if (!c->programmed) {
-			c->task_ns = 0;
+			if (cl->scope)
+				cl->scope->time_zero(cl, c);
 			continue;
 		}
 		/* Each counter stopped, zeroed (a sampling session's in its total), restarted. */
 		archpmu_batch_init(&c->batch, archpmu_ctx_reset_local,
-				   cl->task_here ? archpmu_claim_task_zero_local : NULL,
-				   &c->change);
+				   cl->scope ? task_time_zero_local : NULL, &c->change);
 		archpmu_claims_round_add(cl, c);
 	}
 	return archpmu_claims_round_run(cl);
@@ -317,7 +324,7 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd, bool here)
 		 * count_started(); a fold first would change nothing.
 		 */
 		if (!here)
-			ret = claims_read(ct, !cl->task_here, true, false);
+			ret = claims_read(ct, !cl->scope, true, false);
 		archpmu_count_started(ct, now, here);
 		note = ARCHPMU_GENL_EVENT_SESSION_START;
 		break;
@@ -325,8 +332,8 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd, bool here)
 		if (!ct->running)
 			break;
 		note = ARCHPMU_GENL_EVENT_SESSION_STOP;
-		if (cl->task_here)
-			archpmu_claims_gate_stopping(cl);
+		if (cl->scope)
+			cl->scope->stopping(cl);
 		/*
 		 * Stopped and folded in one cross-call per CPU, so that short
 		 * runs between reads never wrap a counter (it raises no PMI);
@@ -368,8 +375,8 @@ void archpmu_count_started(struct archpmu_count *ct, u64 now, bool here)
 	for (i = 0; i < ct->cl->nr_cpus; i++)
 		ct->cl->cpus[i].times.since = now;
 	ct->running = true;
-	if (ct->cl->task_here)
-		archpmu_claims_gate_start(ct->cl, here);
+	if (ct->cl->scope)
+		ct->cl->scope->start(ct->cl, here);
 	schedule_delayed_work(&ct->fold_work, ct->fold_period);
 	if (ct->cl->placer)
 		ct->cl->placer->started(ct->cl);
@@ -380,7 +387,7 @@ static u32 value_flags(const struct archpmu_claims *cl, const struct archpmu_cla
 {
 	u32 flags = c->programmed ? 0 : ARCHPMU_VALUE_OFFLINE;
 
-	if (READ_ONCE(cl->task_missed))
+	if (cl->scope && cl->scope->incomplete(cl))
 		flags |= ARCHPMU_VALUE_INCOMPLETE;
 	if (c->rotating & BIT_ULL(e))
 		flags |= ARCHPMU_VALUE_MULTIPLEXED;
@@ -415,8 +422,8 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd,
 		u64 enabled = c->times.enabled_ns + (ct->running ? now - c->times.since : 0);
 		u64 running = archpmu_claim_running_ns(c, ct->running, now);
 
-		if (cl->task_here) {
-			enabled = archpmu_claim_task_ns(c, ktime_get_mono_fast_ns());
+		if (cl->scope) {
+			enabled = cl->scope->time_ns(cl, c, ktime_get_mono_fast_ns());
 			running = enabled;
 		}
 		for (e = 0; e < cl->nr_events; e++, n++) {
@@ -430,7 +437,7 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd,
 			vals[n].time_running = c->partial ? archpmu_claim_on_pmu_ns(c, e, running) :
 					       running;
 			/* Absent: a task's time here counts against it; a CPU's does not. */
-			if (c->absent & BIT_ULL(e) && !cl->task_here)
+			if (c->absent & BIT_ULL(e) && !cl->scope)
 				vals[n].time_enabled = 0;
 		}
 	}
@@ -453,9 +460,9 @@ int archpmu_count_claim_fold(struct archpmu_count *ct, struct archpmu_claim *c)
 void archpmu_count_claim_down(struct archpmu_count *ct, struct archpmu_claim *c)
 {
 	lockdep_assert_held(&archpmu_own_lock);
-	if (ct->cl->task_here)
-		archpmu_claim_gate_off(ct->cl, c);
-	claim_read(ct, c, !ct->cl->task_here, false);
+	if (ct->cl->scope)
+		ct->cl->scope->off(ct->cl, c);
+	claim_read(ct, c, !ct->cl->scope, false);
 	if (ct->running)
 		times_stop(c, ktime_get_ns());
 }

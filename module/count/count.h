@@ -44,7 +44,7 @@ void archpmu_count_teardown(struct archpmu_count *ct);
  * ARCHPMU_IOC_COUNT_START, _STOP, _RESET: take the locks themselves. @here:
  * a task session whose only task is the caller, whose counters run on the
  * caller's CPU alone; START and STOP then reach no other CPU, nor does a
- * READ while the caller stays on its CPU (archpmu_claims_gate_start()).
+ * READ while the caller stays on its CPU (struct archpmu_scope's start()).
  */
 int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd, bool here);
 /* Under archpmu_own_lock: the claims were programmed started at @now. */

@@ -7,7 +7,7 @@
  * incoming ones from zero and starts the counters again. The claim's view
  * of which event is on which counter changes in the batch's hook, on the
  * CPU with interrupts disabled, so the context-switch probe of a task
- * session (own/gate.c) never sees half a turn; each event's time on the PMU
+ * session (its gate, task/) never sees half a turn; each event's time on the PMU
  * is taken there too, so time_running is what the CPU counted.
  *
  * Locking: under archpmu_own_lock, as every operation on the claims; the
@@ -80,8 +80,8 @@ static bool takes_turns(const struct archpmu_claim *c)
  */
 static u64 clock_local(const struct archpmu_claims *cl, const struct archpmu_claim *c)
 {
-	if (cl->task_here)
-		return archpmu_claim_task_ns(c, ktime_get_mono_fast_ns());
+	if (cl->scope)
+		return cl->scope->time_ns(cl, c, ktime_get_mono_fast_ns());
 	return archpmu_claim_running_ns(c, true, ktime_get_ns());
 }
 
@@ -108,8 +108,8 @@ static void turn_local(struct archpmu_batch *b)
 	int idx;
 
 	lockdep_assert_irqs_disabled();
-	if (cl->task_here)
-		archpmu_claim_gate_shut_local(c);
+	if (cl->scope)
+		cl->scope->shut_local(b);
 	else
 		archpmu_counters_pause_local(rot);
 	mc->t0 = clock_local(cl, c);
@@ -141,8 +141,8 @@ static void turned_local(struct archpmu_batch *b)
 	unsigned int e;
 	u64 now;
 
-	if (cl->task_here)
-		archpmu_claim_gate_sync_local(b);
+	if (cl->scope)
+		cl->scope->sync_local(b);
 	now = clock_local(cl, c);
 	for (e = 0; e < cl->nr_events; e++)
 		if (archpmu_claim_placed(c, e) && !rotates(mc, c->hw[e].counter) && now > mc->t0)
@@ -160,7 +160,7 @@ static void build_turn(struct archpmu_mux *m, struct archpmu_claim *c)
 {
 	struct archpmu_mux_cpu *mc = mux_cpu(c);
 	struct archpmu_claims *cl = m->cl;
-	bool enable = !cl->task_here;
+	bool enable = !cl->scope;
 	u64 rot, fixed_val = 0, fixed_mask, evtsel;
 	struct archpmu_batch *b = &c->batch;
 	unsigned int e;
@@ -249,8 +249,8 @@ static int turn_all(struct archpmu_mux *m)
 		if (!takes_turns(c) || !c->programmed)
 			continue;
 		/* Nor where the session's tasks have not run since the last turn. */
-		if (cl->task_here && !READ_ONCE(c->task_in) &&
-		    archpmu_claim_task_ns(c, ktime_get_mono_fast_ns()) == c->on_pmu_mark)
+		if (cl->scope && !cl->scope->open(cl, c) &&
+		    cl->scope->time_ns(cl, c, ktime_get_mono_fast_ns()) == c->on_pmu_mark)
 			continue;
 		build_turn(m, c);
 		archpmu_claims_round_add(cl, c);

@@ -206,7 +206,6 @@ int archpmu_claims_init(struct archpmu_claims *cl)
 		return -ENOMEM;
 	for (i = 0; i < cl->nr_cpus; i++) {
 		cl->cpus[i].claims = cl;
-		seqcount_init(&cl->cpus[i].task_seq);
 		cpumask_set_cpu(cl->cpus[i].cpu, cl->all);
 	}
 	cl->round.mask = cl->mask;
@@ -281,12 +280,12 @@ static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 	struct archpmu_batch *b = &c->batch;
 	unsigned int i;
 
-	/* A task session's counters start with its tasks (gate.c). */
-	start = start && !cl->task_here;
+	/* A task session's counters start with its tasks (its gate). */
+	start = start && !cl->scope;
 	c->change.used = c->used;
 	c->change.hw = c->hw;
 	c->change.nr = cl->nr_events;
-	c->change.gated = !!cl->task_here;
+	c->change.gated = !!cl->scope;
 	archpmu_batch_init(b, archpmu_ctx_claim_local, archpmu_ctx_claimed_local,
 			   &c->change);
 	c->ops->disable(b, c->used);
@@ -321,7 +320,7 @@ static void build_restore(struct archpmu_claim *c)
 	struct archpmu_batch *b = &c->batch;
 	u32 i;
 
-	archpmu_batch_init(b, c->claims->task_here ? archpmu_claim_gate_release_local :
+	archpmu_batch_init(b, c->claims->scope ? c->claims->scope->release_local :
 			   archpmu_ctx_release_local, archpmu_ctx_released_local, &c->change);
 	b->best_effort = true;
 	c->ops->disable(b, c->used);

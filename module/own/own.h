@@ -10,7 +10,6 @@
 #include <linux/cpumask.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
-#include <linux/seqlock.h>
 #include <linux/string.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
@@ -84,16 +83,6 @@ struct archpmu_claim {
 	u32 programs;		/* times claim.c programmed it: features note a new programming */
 	struct archpmu_pmu_saved saved;
 	struct archpmu_times times;	/* its clock: see archpmu_claim_running_ns() */
-	/*
-	 * Task sessions (gate.c): written on this CPU only, with interrupts
-	 * disabled (the context-switch probe and the batch hooks); read
-	 * elsewhere through task_seq.
-	 */
-	bool task_in;		/* a task of the session runs here: counters started */
-	bool task_ran;		/* the gate opened since a fold last read the counters */
-	seqcount_t task_seq;
-	u64 task_since;		/* when it was switched in */
-	u64 task_ns;		/* time the session's tasks ran here, started */
 	struct archpmu_claims *claims;	/* the claims this one is part of */
 	/*
 	 * What reads report of each event here, kept by whoever places and gates
@@ -129,22 +118,11 @@ struct archpmu_claims {
 	bool suspended;		/* from suspend until its counters are reprogrammed */
 	struct archpmu_refusal refusal;	/* after an -EBUSY from plan or save */
 	/*
-	 * Task sessions (task/ sets these before the claims are programmed):
-	 * is the task running on this CPU one of the session's (*@carry: its
-	 * state for the gate hooks, or NULL)? Called on the CPU with interrupts
-	 * disabled. task_state (xchg and cmpxchg, as the
-	 * exec probe and COUNT_START/STOP race): while RUNNING, a task of the
-	 * session switched in starts the counters; ARMED (COUNT_START with
-	 * task_on_exec, until task_exec_seen) turns RUNNING at the first exec
-	 * of one of its tasks; a START after it runs at once, as perf's.
+	 * Whose tasks the counters follow (task/ sets it before the claims are
+	 * programmed), or NULL: they count on their CPUs.
 	 */
-	bool (*task_here)(const struct archpmu_claims *cl, void **carry);
-	void *task;
-	int task_state;		/* ARCHPMU_TASK_STOPPED, _ARMED or _RUNNING */
-	bool task_on_exec;
-	bool task_exec_seen;	/* WRITE_ONCE by the exec probe */
-	/* Children the session did not follow (task/, under its lock; READ_ONCE). */
-	u64 task_missed;
+	const struct archpmu_scope *scope;
+	void *scope_data;
 	/* What samples (sample/), or NULL. */
 	const struct archpmu_sampling_hooks *sampling_hooks;
 	/* What places the events that do not all fit at once (mux/), or NULL. */
@@ -180,6 +158,52 @@ struct archpmu_placer {
 };
 
 /*
+ * A session whose counters follow its tasks, not its CPUs (task/): each
+ * claim's counters are programmed on every CPU of the session and started
+ * only while one of its tasks runs there, behind a gate. The core and the other
+ * features reach the gate through these. The *_local ones are batch hooks
+ * on c->batch, on the claim's CPU with interrupts disabled.
+ */
+struct archpmu_scope {
+	/* Open the gate if the session is started and one of its tasks runs here, else close it. */
+	void (*sync_local)(struct archpmu_batch *b);
+	/* Close it, whatever the session's state. */
+	void (*shut_local)(struct archpmu_batch *b);
+	/* Before a read: from here the counters change only while the gate is open (ran()). */
+	void (*fold_local)(struct archpmu_batch *b);
+	/* The same as the session stops: the gate is shut first. */
+	void (*close_local)(struct archpmu_batch *b);
+	/* A restore's before hook: the gate's clock stops with the rest. */
+	void (*release_local)(struct archpmu_batch *b);
+	/*
+	 * Under archpmu_own_lock. start(): the session starts counting (its
+	 * tasks' counters start where they run; with enable-on-exec, from the
+	 * first exec of one of them); @here: the caller is the session's only
+	 * task, so only the claim of the CPU it runs on is synced, on that CPU,
+	 * with no cross-call. stopping(): from here no gate opens; the caller
+	 * closes the open ones with close_local(), in the batches that fold the
+	 * counters. sync(): every programmed claim as sync_local(). off(): @c's
+	 * gate shut (its CPU goes down or suspends).
+	 */
+	int (*start)(struct archpmu_claims *cl, bool here);
+	void (*stopping)(struct archpmu_claims *cl);
+	int (*sync)(struct archpmu_claims *cl);
+	int (*off)(struct archpmu_claims *cl, struct archpmu_claim *c);
+	/*
+	 * Zero the time the tasks ran on @c's CPU: on that CPU with interrupts
+	 * disabled, or while @c is not programmed.
+	 */
+	void (*time_zero)(const struct archpmu_claims *cl, struct archpmu_claim *c);
+	/* Any context: is the gate open; has it opened since fold_local()? */
+	bool (*open)(const struct archpmu_claims *cl, const struct archpmu_claim *c);
+	bool (*ran)(const struct archpmu_claims *cl, const struct archpmu_claim *c);
+	/* The time the session's tasks ran on @c's CPU, up to @now (mono fast ns). */
+	u64 (*time_ns)(const struct archpmu_claims *cl, const struct archpmu_claim *c, u64 now);
+	/* Were tasks the session should count left out (children it could not follow)? */
+	bool (*incomplete)(const struct archpmu_claims *cl);
+};
+
+/*
  * What a sampling session (sample/) adds to the core's steps, each on the
  * claim's CPU with interrupts disabled. A task session's gate: its sampling
  * counters hidden from the PMI handler while no task of the session runs,
@@ -202,13 +226,6 @@ struct archpmu_sampling_hooks {
 	 */
 	void (*restart)(struct archpmu_batch *b);
 };
-
-enum { ARCHPMU_TASK_STOPPED, ARCHPMU_TASK_ARMED, ARCHPMU_TASK_RUNNING };
-
-static inline bool archpmu_task_running(const struct archpmu_claims *cl)
-{
-	return READ_ONCE(cl->task_state) == ARCHPMU_TASK_RUNNING;
-}
 
 /* Is event @e on @c's PMU (not multiplexed off it)? */
 static inline bool archpmu_claim_placed(const struct archpmu_claim *c, unsigned int e)
@@ -302,60 +319,6 @@ u32 archpmu_claim_ctl_msr(const struct archpmu_claim *c, unsigned int e);
  */
 u64 archpmu_claim_event_ctl(const struct archpmu_claims *cl, const struct archpmu_claim *c,
 			    unsigned int e, u32 counter, bool enable);
-
-/*
- * gate.c: the counters of a task session's claim start and stop with the
- * session's tasks (their enables and IA32_PERF_GLOBAL_CTRL bits; never the
- * counts). On the claim's CPU with interrupts disabled: no lock, no
- * allocation. @on: a task switches in (else out), with its state for the
- * session's gate hooks in @carry (task/ keeps it; NULL: none), so that what a
- * feature keeps per task goes on where it left off on another CPU.
- */
-void archpmu_claim_gate_task_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
-				   bool on, void *carry);
-/* Shut @c's gate, with the state of the session's task that runs there. */
-void archpmu_claim_gate_shut_local(struct archpmu_claim *c);
-/* Under archpmu_own_lock: on every programmed claim, start the counters if
- * the session is started and one of its tasks runs there, else stop them.
- */
-int archpmu_claims_gate_sync(struct archpmu_claims *cl);
-/*
- * Under archpmu_own_lock: the session starts counting (its tasks' counters
- * start where they run; with task_on_exec, from the first exec of one of
- * them). @here: the caller is the session's only task, so the gates of every
- * other CPU are shut and stay so: only the claim of the CPU it runs on is
- * synced, on that CPU, with no cross-call.
- */
-int archpmu_claims_gate_start(struct archpmu_claims *cl, bool here);
-/*
- * Under archpmu_own_lock: the session stops. From here no gate opens; the
- * caller closes the open ones with archpmu_claim_gate_close_local(), in the
- * batches that fold the counters (one cross-call per CPU).
- */
-void archpmu_claims_gate_stopping(struct archpmu_claims *cl);
-/* Under archpmu_own_lock: stop @c's (its CPU goes down or suspends). */
-int archpmu_claim_gate_off(struct archpmu_claims *cl, struct archpmu_claim *c);
-/*
- * The before hook of a task session's restore (claim.c): the gate is shut
- * with the rest, so that a claim programmed again starts closed.
- */
-void archpmu_claim_gate_release_local(struct archpmu_batch *b);
-/*
- * A batch hook on c->batch: open the gate if the session is started and
- * one of its tasks runs on the CPU, else close it.
- */
-void archpmu_claim_gate_sync_local(struct archpmu_batch *b);
-/*
- * The before hook of a batch that reads a task session's counters (count/):
- * from here they change only while the gate is open (task_ran).
- */
-void archpmu_claim_gate_fold_local(struct archpmu_batch *b);
-/* The same as the session stops: the gate is closed first. */
-void archpmu_claim_gate_close_local(struct archpmu_batch *b);
-/* A batch hook on c->batch: zero the time the tasks ran on the claim's CPU. */
-void archpmu_claim_task_zero_local(struct archpmu_batch *b);
-/* The time the session's tasks ran on @c's CPU, up to @now (mono fast ns). */
-u64 archpmu_claim_task_ns(const struct archpmu_claim *c, u64 now);
 
 /* perf_share.c */
 int archpmu_reserve_gp(u64 gp, u32 *failed);

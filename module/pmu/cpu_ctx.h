@@ -240,7 +240,7 @@ struct archpmu_ctx_change {
 	unsigned int nr;
 	/*
 	 * A task session's: programmed behind its closed gate, whose opening
-	 * shows its sampling counters to the PMI handler (own/gate.c's hooks).
+	 * shows its sampling counters to the PMI handler (task/gate.c's hooks).
 	 */
 	bool gated;
 };

@@ -80,7 +80,7 @@ static int setup_claim(struct archpmu_sampler *smp, struct archpmu_claims *cl,
 	smp->hw = c->hw;
 	smp->nr_events = cl->nr_events;
 	smp->read_group = cmd->sample_flags & ARCHPMU_SAMPLE_READ;
-	smp->task_scope = cl->task_here;
+	smp->task_scope = !!cl->scope;
 	smp->callchain = cmd->sample_flags & ARCHPMU_SAMPLE_CALLCHAIN;
 	if (cmd->sample_flags & ARCHPMU_SAMPLE_USER_STACK)
 		smp->stack_user = cmd->stack_user;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sampling in a task session's gate (own/gate.c calls these hooks on the
+ * Sampling in a task session's gate (task/gate.c calls these hooks on the
  * claim's CPU with interrupts disabled, the counters stopped).
  *
  * While the gate is closed the sampling counters are hidden from the PMI

@@ -90,10 +90,10 @@ static int session_pm_notify(struct notifier_block *nb, unsigned long action, vo
 		 * tasks are thawed before PM_POST_*, so those already running
 		 * get their gates opened here.
 		 */
-		for (i = 0; before && s->task && i < s->cl.nr_cpus; i++)
-			archpmu_claim_gate_off(&s->cl, &s->cl.cpus[i]);
-		if (!before && s->task)
-			archpmu_claims_gate_sync(&s->cl);
+		for (i = 0; before && s->cl.scope && i < s->cl.nr_cpus; i++)
+			s->cl.scope->off(&s->cl, &s->cl.cpus[i]);
+		if (!before && s->cl.scope)
+			s->cl.scope->sync(&s->cl);
 	}
 	mutex_unlock(&archpmu_own_lock);
 	cpus_read_unlock();

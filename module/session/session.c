@@ -140,8 +140,7 @@ static int session_task_cpus(struct archpmu_session *s, struct archpmu_count_ope
 			return -EOPNOTSUPP;
 		}
 	}
-	archpmu_task_bind(s->task, &s->cl);
-	return 0;
+	return archpmu_task_bind(s->task, &s->cl);
 }
 
 /* Check and program @s on every CPU, under the locks (started with ARCHPMU_COUNT_OPEN_START). */

@@ -7,7 +7,7 @@
  *
  *  - sched_switch, on the CPU, under its runqueue lock with interrupts
  *    disabled: the outgoing task's sessions close their gate on this CPU,
- *    the incoming one's open it (own/gate.c). Preempt notifiers would attach
+ *    the incoming one's open it (gate.c). Preempt notifiers would attach
  *    only to current; the switch probe follows any task, so a session can be
  *    opened on another process or on a child that has not run yet.
  *  - sched_process_fork, in the parent with preemption disabled: with
@@ -131,7 +131,7 @@ static void probe_switch(void *data, bool preempt, struct task_struct *prev,
 		c = archpmu_claims_on_cpu(cl, cpu);
 		/* Left open, it is open for @next below (or a gate sync closes it). */
 		if (c && !same_session(e->owner, next))
-			archpmu_claim_gate_task_local(cl, c, false, carry_of(e));
+			archpmu_task_gate_local(cl, c, false, carry_of(e));
 		if (prev_state & TASK_DEAD) {
 			WRITE_ONCE(e->dead, true);
 			irq_work_queue(&e->owner->kick);
@@ -141,11 +141,11 @@ static void probe_switch(void *data, bool preempt, struct task_struct *prev,
 		if (e->task != next || READ_ONCE(e->dead))
 			continue;
 		cl = e->owner->cl;
-		if (!archpmu_task_running(cl) || READ_ONCE(cl->suspended))
+		if (!archpmu_task_running(e->owner) || READ_ONCE(cl->suspended))
 			continue;
 		c = archpmu_claims_on_cpu(cl, cpu);
 		if (c && READ_ONCE(c->programmed))
-			archpmu_claim_gate_task_local(cl, c, true, carry_of(e));
+			archpmu_task_gate_local(cl, c, true, carry_of(e));
 	}
 }
 
@@ -158,7 +158,7 @@ static void follow_child(struct archpmu_task *t, struct task_struct *child)
 		return;
 	e = list_first_entry_or_null(&t->pool, struct archpmu_task_target, snode);
 	if (!e) {
-		WRITE_ONCE(t->cl->task_missed, t->cl->task_missed + 1);
+		WRITE_ONCE(t->missed, t->missed + 1);
 		return;
 	}
 	t->forks++;
@@ -220,12 +220,12 @@ static void probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 		if (leave) {
 			WRITE_ONCE(e->dead, true);
 			if (c)
-				archpmu_claim_gate_task_local(cl, c, false, carry_of(e));
-		} else if (cmpxchg(&cl->task_state, ARCHPMU_TASK_ARMED,
+				archpmu_task_gate_local(cl, c, false, carry_of(e));
+		} else if (cmpxchg(&e->owner->state, ARCHPMU_TASK_ARMED,
 				   ARCHPMU_TASK_RUNNING) == ARCHPMU_TASK_ARMED) {
-			WRITE_ONCE(cl->task_exec_seen, true);
+			WRITE_ONCE(e->owner->exec_seen, true);
 			if (c && READ_ONCE(c->programmed) && !READ_ONCE(cl->suspended))
-				archpmu_claim_gate_task_local(cl, c, true, carry_of(e));
+				archpmu_task_gate_local(cl, c, true, carry_of(e));
 		}
 		local_irq_enable();
 		if (leave)
@@ -233,30 +233,18 @@ static void probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 	}
 }
 
-/*
- * Is the task running here one of @cl's, and its carry? On the CPU with
- * interrupts disabled (own/gate.c), which keeps the RCU read side.
- */
-static bool task_here(const struct archpmu_claims *cl, void **carry)
+bool archpmu_task_here(const struct archpmu_task *t, void **carry)
 {
 	struct archpmu_task_target *e;
 
 	hash_for_each_possible_rcu_notrace(targets, e, hnode, (unsigned long)current) {
-		if (e->task == current && e->owner == cl->task && !READ_ONCE(e->dead)) {
+		if (e->task == current && e->owner == t && !READ_ONCE(e->dead)) {
 			*carry = carry_of(e);
 			return true;
 		}
 	}
 	*carry = NULL;
 	return false;
-}
-
-void archpmu_task_bind(struct archpmu_task *t, struct archpmu_claims *cl)
-{
-	t->cl = cl;
-	cl->task = t;
-	cl->task_here = task_here;
-	cl->task_on_exec = t->flags & ARCHPMU_TASK_ENABLE_ON_EXEC;
 }
 
 void archpmu_task_attach(struct archpmu_task *t)
@@ -377,6 +365,7 @@ void archpmu_task_free(struct archpmu_task *t)
 		archpmu_task_target_put(e);
 	list_for_each_entry_safe(e, tmp, &t->pool, snode)
 		archpmu_task_target_put(e);
+	kvfree(t->cpus);
 	kfree(t);
 	archpmu_task_probes_put();
 }

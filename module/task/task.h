@@ -3,13 +3,15 @@
  * Task scope (uapi/archpmu.h, ARCHPMU_COUNT_OPEN_TASK): which tasks a
  * session counts (access.c: finding them and the right to count them) and
  * following them as they switch, fork and exit (target.c: the tracepoint
- * probes, which open and close the claims' gates, own/gate.c).
+ * probes), and the claims' gates, which start their counters only where the
+ * tasks run (gate.c).
  */
 #ifndef ARCHPMU_TASK_TASK_H
 #define ARCHPMU_TASK_TASK_H
 
 #include <linux/irq_work.h>
 #include <linux/list.h>
+#include <linux/seqlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
@@ -26,9 +28,37 @@ struct archpmu_task_target {
 	u64 carry[];
 };
 
+/*
+ * A claim's gate (gate.c): written on its CPU with interrupts disabled (the
+ * context-switch probe and the batch hooks), or under archpmu_own_lock while
+ * the claim is not programmed; read elsewhere through @seq. A cache line
+ * each, as every CPU writes its own at each switch.
+ */
+struct archpmu_task_cpu {
+	bool in;		/* a task of the session runs here: counters started */
+	bool ran;		/* the gate opened since a fold last read the counters */
+	seqcount_t seq;
+	u64 since;		/* when it was switched in */
+	u64 ns;			/* time the session's tasks ran here, started */
+} ____cacheline_aligned_in_smp;
+
+enum { ARCHPMU_TASK_STOPPED, ARCHPMU_TASK_ARMED, ARCHPMU_TASK_RUNNING };
+
 /* A session's task scope. */
 struct archpmu_task {
 	struct archpmu_claims *cl;
+	struct archpmu_task_cpu *cpus;	/* one per claim, as cl->cpus */
+	/*
+	 * xchg and cmpxchg, as the exec probe and COUNT_START/STOP race: while
+	 * RUNNING, a task of the session switched in starts the counters; ARMED
+	 * (COUNT_START with @on_exec, until @exec_seen) turns RUNNING at the
+	 * first exec of one of its tasks; a START after it runs at once, as
+	 * perf's.
+	 */
+	int state;			/* ARCHPMU_TASK_STOPPED, _ARMED or _RUNNING */
+	bool on_exec;
+	bool exec_seen;			/* WRITE_ONCE by the exec probe */
+	u64 missed;			/* children not followed (under the lock; READ_ONCE) */
 	u32 flags;			/* ARCHPMU_TASK_* */
 	size_t carry_size;		/* bytes of each entry's carry: 0, none */
 	bool closing;			/* no more children are followed (under the lock) */
@@ -69,8 +99,11 @@ struct archpmu_task *archpmu_task_create(const struct archpmu_count_open *cmd, s
  * (archpmu_count_ctl()). False for a session without task scope.
  */
 bool archpmu_task_is_only_current(const struct archpmu_task *t);
-/* Once the claims exist: make them the task scope's (cl->task_here). */
-void archpmu_task_bind(struct archpmu_task *t, struct archpmu_claims *cl);
+/*
+ * Once the claims exist, before they are programmed (which reads cl->scope):
+ * make them the task scope's (cl->scope, gate.c). 0 or -ENOMEM.
+ */
+int archpmu_task_bind(struct archpmu_task *t, struct archpmu_claims *cl);
 /* Once the counters are programmed: follow the tasks (and let them exec). */
 void archpmu_task_attach(struct archpmu_task *t);
 /*
@@ -82,6 +115,26 @@ void archpmu_task_free(struct archpmu_task *t);
 
 /* access.c, for target.c: let the target exec again; no-op once done. */
 void archpmu_task_exec_unlock(struct archpmu_task *t);
+
+static inline bool archpmu_task_running(const struct archpmu_task *t)
+{
+	return READ_ONCE(t->state) == ARCHPMU_TASK_RUNNING;
+}
+
+/*
+ * gate.c, for target.c's probes: on @c's CPU with interrupts disabled, @on:
+ * a task of the session switches in (else out), with its state for the
+ * session's gate hooks in @carry (NULL: none), so that what a feature keeps
+ * per task goes on where it left off on another CPU.
+ */
+void archpmu_task_gate_local(const struct archpmu_claims *cl, struct archpmu_claim *c,
+			     bool on, void *carry);
+
+/*
+ * target.c, for gate.c: is the task running here one of @t's, and its
+ * carry? On the CPU with interrupts disabled, which keeps the RCU read side.
+ */
+bool archpmu_task_here(const struct archpmu_task *t, void **carry);
 
 /* target.c, for access.c */
 struct archpmu_task_target *archpmu_task_target_new(const struct archpmu_task *t, gfp_t gfp);
