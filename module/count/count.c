@@ -222,7 +222,8 @@ static int claims_zero(struct archpmu_claims *cl)
 			local64_set(&c->hw[e].prev, 0);
 			local64_set(&c->hw[e].total, 0);
 		}
-		archpmu_claim_on_pmu_zero(c);
+		if (cl->placer)
+			cl->placer->reset(cl, c);
 		if (!c->programmed) {
 			if (cl->scope)
 				cl->scope->time_zero(cl, c);
@@ -389,10 +390,6 @@ static u32 value_flags(const struct archpmu_claims *cl, const struct archpmu_cla
 
 	if (cl->scope && cl->scope->incomplete(cl))
 		flags |= ARCHPMU_VALUE_INCOMPLETE;
-	if (c->rotating & BIT_ULL(e))
-		flags |= ARCHPMU_VALUE_MULTIPLEXED;
-	if (c->crowded & BIT_ULL(e))
-		flags |= ARCHPMU_VALUE_CROWDED_OUT;
 	if (c->absent & BIT_ULL(e))
 		flags |= ARCHPMU_VALUE_ABSENT;
 	return flags;
@@ -432,10 +429,14 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd,
 			vals[n].counter = READ_ONCE(c->hw[e].counter);
 			vals[n].flags = value_flags(cl, c, e);
 			vals[n].value = local64_read(&c->hw[e].total);
+			vals[n].time_enabled = enabled;
+			vals[n].time_running = running;
 			/* Multiplexed: scaled by the time its CPU could count (online). */
-			vals[n].time_enabled = c->partial ? running : enabled;
-			vals[n].time_running = c->partial ? archpmu_claim_on_pmu_ns(c, e, running) :
-					       running;
+			if (c->partial) {
+				vals[n].time_enabled = running;
+				vals[n].flags |= cl->placer->report(cl, c, e, running,
+								    &vals[n].time_running);
+			}
 			/* Absent: a task's time here counts against it; a CPU's does not. */
 			if (c->absent & BIT_ULL(e) && !cl->scope)
 				vals[n].time_enabled = 0;

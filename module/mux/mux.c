@@ -70,7 +70,7 @@ static struct archpmu_mux_cpu *mux_cpu(const struct archpmu_claim *c)
 /* Does @c's CPU take turns (some of its groups rotate: mux_place())? */
 static bool takes_turns(const struct archpmu_claim *c)
 {
-	return c->rotating;
+	return c->partial && mux_cpu(c)->rotating;
 }
 
 /*
@@ -114,8 +114,8 @@ static void turn_local(struct archpmu_batch *b)
 		archpmu_counters_pause_local(rot);
 	mc->t0 = clock_local(cl, c);
 	for (e = 0; e < cl->nr_events; e++) {
-		if (archpmu_claim_placed(c, e) && mc->t0 > c->on_pmu_mark)
-			c->on_pmu_ns[e] += mc->t0 - c->on_pmu_mark;
+		if (archpmu_claim_placed(c, e) && mc->t0 > mc->on_pmu_mark)
+			mc->on_pmu_ns[e] += mc->t0 - mc->on_pmu_mark;
 		idx = archpmu_ctx_index(c->hw[e].counter);
 		if (idx >= 0 && READ_ONCE(ctx->owner[idx]) == &c->hw[e])
 			WRITE_ONCE(ctx->owner[idx], NULL);
@@ -146,8 +146,8 @@ static void turned_local(struct archpmu_batch *b)
 	now = clock_local(cl, c);
 	for (e = 0; e < cl->nr_events; e++)
 		if (archpmu_claim_placed(c, e) && !rotates(mc, c->hw[e].counter) && now > mc->t0)
-			c->on_pmu_ns[e] += now - mc->t0;
-	c->on_pmu_mark = max(now, mc->t0);
+			mc->on_pmu_ns[e] += now - mc->t0;
+	mc->on_pmu_mark = max(now, mc->t0);
 }
 
 /*
@@ -250,7 +250,8 @@ static int turn_all(struct archpmu_mux *m)
 			continue;
 		/* Nor where the session's tasks have not run since the last turn. */
 		if (cl->scope && !cl->scope->open(cl, c) &&
-		    cl->scope->time_ns(cl, c, ktime_get_mono_fast_ns()) == c->on_pmu_mark)
+		    cl->scope->time_ns(cl, c, ktime_get_mono_fast_ns()) ==
+		    mux_cpu(c)->on_pmu_mark)
 			continue;
 		build_turn(m, c);
 		archpmu_claims_round_add(cl, c);
@@ -319,13 +320,12 @@ static int mux_place(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bus
 			       counters, &pool, bad);
 	if (ret)
 		return ret;
-	c->partial = true;
 	mc->stay = 0;
 	for (e = 0; e < cl->nr_events; e++)
 		if (counters[e] != ARCHPMU_NO_COUNTER)
 			mc->stay |= archpmu_counter_bit(counters[e]);
-	c->crowded = archpmu_mux_crowded(m->scratch, &c->desc, cl->ev, cl->nr_events, c->absent,
-					 pool);
+	mc->crowded = archpmu_mux_crowded(m->scratch, &c->desc, cl->ev, cl->nr_events, c->absent,
+					  pool);
 	mc->first = archpmu_mux_turn(m->scratch, &c->desc, cl->ev, cl->nr_events, c->absent,
 				     pool, 0, counters);
 	/*
@@ -335,15 +335,39 @@ static int mux_place(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bus
 	turns = false;
 	for (e = 0; e < cl->nr_events; e++)
 		if (counters[e] == ARCHPMU_NO_COUNTER &&
-		    !((c->absent | c->crowded) & BIT_ULL(e)))
+		    !((c->absent | mc->crowded) & BIT_ULL(e)))
 			turns = true;
 	c->used = turns ? mc->stay | pool : mc->stay;
 	/* Not empty when it turns: an event left off is in a group that rotates. */
-	c->rotating = 0;
+	mc->rotating = 0;
 	for (e = 0; e < cl->nr_events && turns; e++)
 		if (!archpmu_group_stays(cl->ev, cl->nr_events, archpmu_group_lead(cl->ev, e)))
-			c->rotating |= BIT_ULL(e);
+			mc->rotating |= BIT_ULL(e);
 	return 0;
+}
+
+static u32 mux_report(const struct archpmu_claims *cl, const struct archpmu_claim *c,
+		      unsigned int e, u64 running, u64 *on_pmu)
+{
+	const struct archpmu_mux_cpu *mc = mux_cpu(c);
+	u32 flags = 0;
+
+	*on_pmu = mc->on_pmu_ns[e];
+	if (archpmu_claim_placed(c, e) && running > mc->on_pmu_mark)
+		*on_pmu += running - mc->on_pmu_mark;
+	if (mc->rotating & BIT_ULL(e))
+		flags |= ARCHPMU_VALUE_MULTIPLEXED;
+	if (mc->crowded & BIT_ULL(e))
+		flags |= ARCHPMU_VALUE_CROWDED_OUT;
+	return flags;
+}
+
+static void mux_reset(struct archpmu_claims *cl, struct archpmu_claim *c)
+{
+	struct archpmu_mux_cpu *mc = mux_cpu(c);
+
+	memset(mc->on_pmu_ns, 0, sizeof(mc->on_pmu_ns));
+	mc->on_pmu_mark = 0;
 }
 
 static void mux_started(struct archpmu_claims *cl)
@@ -368,6 +392,8 @@ static void mux_stopped(struct archpmu_claims *cl)
 static const struct archpmu_placer mux_placer = {
 	.check = mux_check,
 	.place = mux_place,
+	.report = mux_report,
+	.reset = mux_reset,
 	.started = mux_started,
 	.stopped = mux_stopped,
 };

@@ -19,6 +19,17 @@ struct archpmu_mux_cpu {
 	u64 keep;		/* those and the counters a turn leaves as they are */
 	unsigned int first;	/* the lead of the group the next turn begins with */
 	u64 t0;			/* the running clock as the turn stopped the outgoing events */
+	/*
+	 * What reads report: the events (bit e) others' counters keep off the
+	 * PMU, and those that take turns on it; each event's time on the PMU,
+	 * to @on_pmu_mark on the claim's running clock, changed on the CPU with
+	 * interrupts disabled (a turn's hooks), under archpmu_own_lock. Valid
+	 * while the claim is placed here (c->partial).
+	 */
+	u64 crowded;
+	u64 rotating;
+	u64 on_pmu_mark;
+	u64 on_pmu_ns[ARCHPMU_MAX_EVENTS];
 	u32 next[ARCHPMU_MAX_EVENTS];	/* the next turn's counters */
 	u32 prev[ARCHPMU_MAX_EVENTS];	/* the counters before it, for the fold */
 	u64 raw[ARCHPMU_MAX_EVENTS];	/* the outgoing events' counters, read in the turn */

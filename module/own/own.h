@@ -85,22 +85,15 @@ struct archpmu_claim {
 	struct archpmu_times times;	/* its clock: see archpmu_claim_running_ns() */
 	struct archpmu_claims *claims;	/* the claims this one is part of */
 	/*
-	 * What reads report of each event here, kept by whoever places and gates
-	 * it (plan.c, and a placer: mux/): the events (bit e) this CPU lacks
-	 * (hybrid: never on it), those others' counters keep off its PMU, and
-	 * those that take turns on it. Where not every event is on at once
-	 * (@partial), each event's time on the PMU, to @on_pmu_mark on the
-	 * claim's running clock. An event off the PMU has hw[].counter
-	 * ARCHPMU_NO_COUNTER; hw[].counter, on_pmu_ns and on_pmu_mark change on
-	 * this CPU with interrupts disabled (a turn's hook), under
-	 * archpmu_own_lock.
+	 * From the plan (plan.c): the events (bit e) this CPU lacks (hybrid:
+	 * never on it), and whether the session's placer placed the events here
+	 * (@partial: not all of them are on at once; a read asks the placer
+	 * what to report of each). An event off the PMU has hw[].counter
+	 * ARCHPMU_NO_COUNTER; a placer changes hw[].counter on this CPU with
+	 * interrupts disabled (a turn's hook), under archpmu_own_lock.
 	 */
 	u64 absent;
-	u64 crowded;
-	u64 rotating;
 	bool partial;
-	u64 on_pmu_mark;
-	u64 on_pmu_ns[ARCHPMU_MAX_EVENTS];
 	/* This claim's batch: operations on all CPUs run in one round. */
 	struct archpmu_batch batch;
 };
@@ -146,12 +139,19 @@ struct archpmu_placer {
 	 * or the -errno that refuses the session, with @out's bad_* set.
 	 */
 	int (*check)(struct archpmu_claims *cl, struct archpmu_count_open *out);
-	/*
-	 * As archpmu_allocate() for @c around @busy, with c->used and the
-	 * claim's report fields (crowded, rotating, partial) set.
-	 */
+	/* As archpmu_allocate() for @c around @busy, with c->used set. */
 	int (*place)(struct archpmu_claims *cl, struct archpmu_claim *c, u64 busy, u32 *counters,
 		     unsigned int *bad);
+	/*
+	 * What a read reports of event @e of a claim it placed (c->partial):
+	 * its ARCHPMU_VALUE_* flags (multiplexed, crowded out) and, in
+	 * *@on_pmu, its time on the PMU by the claim's running clock, now
+	 * @running.
+	 */
+	u32 (*report)(const struct archpmu_claims *cl, const struct archpmu_claim *c,
+		      unsigned int e, u64 running, u64 *on_pmu);
+	/* COUNT_RESET: every event's time on @c's PMU starts from zero. */
+	void (*reset)(struct archpmu_claims *cl, struct archpmu_claim *c);
 	/* The session starts or stops counting. */
 	void (*started)(struct archpmu_claims *cl);
 	void (*stopped)(struct archpmu_claims *cl);
@@ -237,23 +237,6 @@ static inline bool archpmu_claim_placed(const struct archpmu_claim *c, unsigned 
 static inline u64 archpmu_claim_running_ns(const struct archpmu_claim *c, bool started, u64 now)
 {
 	return c->times.running_ns + (started && c->programmed ? now - c->times.since : 0);
-}
-
-/* The time event @e was on @c's PMU, @running the claim's running clock now. */
-static inline u64 archpmu_claim_on_pmu_ns(const struct archpmu_claim *c, unsigned int e,
-					  u64 running)
-{
-	u64 t = c->on_pmu_ns[e];
-
-	if (archpmu_claim_placed(c, e) && running > c->on_pmu_mark)
-		t += running - c->on_pmu_mark;
-	return t;
-}
-
-static inline void archpmu_claim_on_pmu_zero(struct archpmu_claim *c)
-{
-	memset(c->on_pmu_ns, 0, sizeof(c->on_pmu_ns));
-	c->on_pmu_mark = 0;
 }
 
 /* plan.c, under archpmu_own_lock and cpus_read_lock() */

@@ -78,8 +78,6 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 
 		out->bad_cpu = c->cpu;
 		c->partial = false;
-		c->crowded = 0;
-		c->rotating = 0;
 		c->used = 0;
 		ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, busy, counters, &bad);
 		/* Held counters matter only if the events fit on a free PMU. */
@@ -89,8 +87,10 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 		/* An event the CPU lacks must not be placed there, even if it fits. */
 		if (c->absent && !ret)
 			ret = -ENOENT;
-		if ((ret == -EBUSY || ret == -ENOSPC || ret == -ENOENT) && cl->placer)
+		if ((ret == -EBUSY || ret == -ENOSPC || ret == -ENOENT) && cl->placer) {
 			ret = cl->placer->place(cl, c, busy, counters, &bad);
+			c->partial = !ret;
+		}
 		if (ret) {
 			out->bad_event = bad;
 			if (ret == -EBUSY)
