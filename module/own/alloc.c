@@ -30,7 +30,8 @@ int archpmu_check_event(const struct archpmu_pmu_desc *d,
 		return -EINVAL;
 	if (config & ~(archpmu_evtsel_valid_bits(d) | ARCHPMU_EVTSEL_ANY))
 		return -EINVAL;
-	if ((config & ARCHPMU_EVTSEL_INV) && !(config & ARCHPMU_EVTSEL_CMASK))
+	/* Both change only the CMASK comparison, which CMASK 0 turns off. */
+	if ((config & (ARCHPMU_EVTSEL_INV | ARCHPMU_EVTSEL_EQ)) && !(config & ARCHPMU_EVTSEL_CMASK))
 		return -EDOM;
 	if ((config & ARCHPMU_EVTSEL_ANY) && !archpmu_anythread_allowed(d))
 		return -EOPNOTSUPP;

@@ -315,6 +315,18 @@ static bool fixed_pmi(const struct archpmu_model_regs *r, u32 j)
 	return (r->fixed_ctrl >> ARCHPMU_FIXED_SHIFT(j)) & ARCHPMU_FIXED_PMI;
 }
 
+/*
+ * Does a cycle with @x occurrences meet a nonzero CMASK: at least CMASK of
+ * them, or with EQ (v6) exactly CMASK; INV inverts either comparison (SDM
+ * IA32_PERFEVTSELx). Both scaled alike where time drives the count.
+ */
+static bool cmask_met(u64 sel, u64 cmask, u64 x)
+{
+	bool met = (sel & ARCHPMU_EVTSEL_EQ) ? x == cmask : x >= cmask;
+
+	return (sel & ARCHPMU_EVTSEL_INV) ? !met : met;
+}
+
 /* What one cycle with @x occurrences adds under the event select's filters. */
 static u64 filtered(u64 sel, u64 x)
 {
@@ -323,8 +335,7 @@ static u64 filtered(u64 sel, u64 x)
 
 	if (!cmask && !(sel & ARCHPMU_EVTSEL_EDGE))
 		return x;
-	cond = !cmask ? x > 0 :
-	       (sel & ARCHPMU_EVTSEL_INV) ? x < cmask : x >= cmask;
+	cond = !cmask ? x > 0 : cmask_met(sel, cmask, x);
 	return cond ? 1 : 0;
 }
 
@@ -362,8 +373,7 @@ static u64 advance_gp(u64 sel, u64 rate, u32 percent, u64 ns)
 		return rate * percent / 100 * ns / 1000;
 	/* Per cycle the event occurs rate / CYCLES_PER_US times. */
 	cond = !cmask ? rate > 0 :
-	       (sel & ARCHPMU_EVTSEL_INV) ? rate < cmask * ARCHPMU_MODEL_CYCLES_PER_US :
-	       rate >= cmask * ARCHPMU_MODEL_CYCLES_PER_US;
+	       cmask_met(sel, cmask * ARCHPMU_MODEL_CYCLES_PER_US, rate);
 	if (!cond)
 		return 0;
 	return (sel & ARCHPMU_EVTSEL_EDGE) ? 1 : cycles;

@@ -71,7 +71,8 @@ u64 archpmu_model_inuse(const struct archpmu_model_regs *r);
  *
  * archpmu_model_inject: @count occurrences of @code (event | umask << 8) in
  * one cycle at CPL 3 (@user) or 0. CMASK counts the cycle once if the
- * occurrences reach it (INV: stay below it); edge counts one assertion.
+ * occurrences reach it (EQ: equal it; INV: the opposite); edge counts one
+ * assertion.
  *
  * archpmu_model_advance: @ns of execution at CPL 3 (@user) or 0, at the
  * documented per-event rates (archpmu_model_rate), scaled by @percent.

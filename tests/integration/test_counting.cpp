@@ -156,6 +156,22 @@ TEST_CASE("CMASK, INV and edge filter each cycle as the SDM defines", "[counting
     CHECK(values(s)[0] == std::vector<uint64_t>{2, 1, 3});
 }
 
+TEST_CASE("EQ compares with CMASK for equality where leaf 23H enumerates it", "[counting]")
+{
+    // Arrow Lake's P-cores (CPU 0) enumerate UMASK2 and EQ: CPUID.(23H,0):EBX = 3.
+    LoadedModule module(std::string(kExact) + dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
+    Session s(events("cpu/event=0xc0,cmask=2,eq/,cpu/event=0xc0,cmask=2,eq,inv/,"
+                     "cpu/event=0xc0,cmask=2/,cpu/event=0xc0,umask2=0/"),
+              on_cpus({0}));
+    s.start();
+    inject(0, 0x00c0, 1);  // neither equal nor reaching: only EQ+INV counts
+    inject(0, 0x00c0, 3);  // reaches CMASK without equalling it
+    inject(0, 0x00c0, 2);  // equals it: counted by EQ and by the plain CMASK
+    s.stop();
+    CHECK(values(s)[0] == std::vector<uint64_t>{1, 2, 2, 6});
+    CHECK(open_errno("cpu/event=0xc0,eq/") == EDOM);  // nothing to compare with
+}
+
 TEST_CASE("64-bit totals stay exact through wraps of a narrow counter", "[counting]")
 {
     LoadedModule module(std::string(kExact) +
@@ -257,6 +273,8 @@ TEST_CASE("each refusal has its errno and programs nothing", "[counting][errors]
         {"r800c0", EINVAL},                   // PC
         {"r1000000c0", EINVAL},               // bit 32: reserved here
         {"cpu/event=0xc0,inv/", EDOM},        // INV without CMASK
+        {"cpu/event=0xc0,cmask=1,eq/", EINVAL},  // EQ: v6 with leaf 23H only
+        {"cpu/event=0xc0,umask2=1/", EINVAL},    // UMASK2 too
         {"cpu/event=0xc0,any/", EOPNOTSUPP},  // AnyThread deprecated
         {"slots", ENOENT},                    // CPUID marks it unavailable
         {"r0500", ENOENT},                    // fixed counter 4 does not exist

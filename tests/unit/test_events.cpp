@@ -69,6 +69,10 @@ TEST_CASE("raw forms: r<hex> and cpu/.../", "[events]")
     CHECK(c.flags == ARCHPMU_EVENT_RAW);
     CHECK(parse_event("cpu/event=0x2e,umask=0x41/").config == 0x412e);
     CHECK(parse_event("cpu/event=192,umask=1,inv=0,cmask=2/").config == (0x01c0 | 2ULL << 24));
+    // v6: the second unit mask and the CMASK equality flag (CPUID leaf 23H).
+    CHECK(parse_event("cpu/event=0xc0,cmask=2,eq,umask2=0x81/").config ==
+          (0xc0 | 2ULL << 24 | 1ULL << 36 | 0x81ULL << 40));
+    CHECK(parse_event("cpu/event=0xc0,eq=0/").config == 0xc0);
 }
 
 TEST_CASE("modifiers :u and :k set the ring bits", "[events]")

@@ -193,20 +193,24 @@ std::uint64_t parse_cpu_terms(std::string_view whole, std::size_t open, std::siz
             have_event = true;
         } else if (key == "umask") {
             config |= parse_number(whole, val_at, val, 0xff, "umask") << ARCHPMU_EVTSEL_UMASK_SHIFT;
+        } else if (key == "umask2") {
+            config |= parse_number(whole, val_at, val, 0xff, "umask2")
+                      << ARCHPMU_EVTSEL_UMASK2_SHIFT;
         } else if (key == "cmask") {
             config |= parse_number(whole, val_at, val, 0xff, "cmask") << ARCHPMU_EVTSEL_CMASK_SHIFT;
-        } else if (key == "inv" || key == "edge" || key == "any") {
+        } else if (key == "inv" || key == "edge" || key == "any" || key == "eq") {
             if (eq == std::string_view::npos ||
                 parse_number(whole, val_at, val, 1, key.c_str()) == 1)
                 config |= key == "inv"    ? ARCHPMU_EVTSEL_INV
                           : key == "edge" ? ARCHPMU_EVTSEL_EDGE
+                          : key == "eq"   ? ARCHPMU_EVTSEL_EQ
                                           : ARCHPMU_EVTSEL_ANY;
         } else if (term.empty()) {
             bad(whole, pos, 1, "empty term");
         } else {
             bad(whole, pos, term.size(),
                 "unknown term '" + std::string(term) +
-                    "' (known: event, umask, cmask, inv, edge, any)");
+                    "' (known: event, umask, umask2, cmask, inv, edge, any, eq)");
         }
         pos = end + 1;
     }
