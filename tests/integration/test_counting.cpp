@@ -268,19 +268,19 @@ TEST_CASE("each refusal has its errno and programs nothing", "[counting][errors]
         int err;
     };
     const Case cases[] = {
-        {"r1400c0", EINVAL},                  // INT
-        {"r4000c0", EINVAL},                  // EN
-        {"r800c0", EINVAL},                   // PC
-        {"r1000000c0", EINVAL},               // bit 32: reserved here
-        {"cpu/event=0xc0,inv/", EDOM},        // INV without CMASK
+        {"r1400c0", EINVAL},                     // INT
+        {"r4000c0", EINVAL},                     // EN
+        {"r800c0", EINVAL},                      // PC
+        {"r1000000c0", EINVAL},                  // bit 32: reserved here
+        {"cpu/event=0xc0,inv/", EDOM},           // INV without CMASK
         {"cpu/event=0xc0,cmask=1,eq/", EINVAL},  // EQ: v6 with leaf 23H only
         {"cpu/event=0xc0,umask2=1/", EINVAL},    // UMASK2 too
-        {"cpu/event=0xc0,any/", EOPNOTSUPP},  // AnyThread deprecated
-        {"slots", ENOENT},                    // CPUID marks it unavailable
-        {"r0500", ENOENT},                    // fixed counter 4 does not exist
-        {"instructions@gp7", ECHRNG},         // no GP counter 7
-        {"cycles@fixed0", ECHRNG},            // fixed 0 counts instructions
-        {"r0300@gp1", ECHRNG},                // a fixed-only event on a GP counter
+        {"cpu/event=0xc0,any/", EOPNOTSUPP},     // AnyThread deprecated
+        {"slots", ENOENT},                       // CPUID marks it unavailable
+        {"r0500", ENOENT},                       // fixed counter 4 does not exist
+        {"instructions@gp7", ECHRNG},            // no GP counter 7
+        {"cycles@fixed0", ECHRNG},               // fixed 0 counts instructions
+        {"r0300@gp1", ECHRNG},                   // a fixed-only event on a GP counter
         {"cpu/event=0xc0,cmask=1/@fixed0", EMEDIUMTYPE},
         {"branches,branches,branches,branches,branches", ENOSPC},
         {"instructions@gp1,branches@gp1", EINVAL},  // one counter pinned twice
