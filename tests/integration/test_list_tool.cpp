@@ -12,6 +12,9 @@
 
 #include "../common/cpuid_dump.hpp"
 #include "../common/dump_expectations.hpp"
+#include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/session.hpp"
 #include "harness.hpp"
 
 using namespace archpmu::itest;
@@ -25,7 +28,57 @@ nlohmann::json tool_json(const std::string& args)
     return nlohmann::json::parse(r.out);
 }
 
+// 0, or the errno with which the module refuses `spec` on `cpu` alone.
+int open_errno(const std::string& spec, uint32_t cpu)
+{
+    try {
+        archpmu::Session s(archpmu::parse_event_list(spec), on_cpus({cpu}));
+        return 0;
+    } catch (const archpmu::Error& e) {
+        return e.code().value();
+    }
+}
+
 }  // namespace
+
+TEST_CASE("list's counters of each architectural event are those the module places it on",
+          "[list-tool]")
+{
+    for (const auto& dc : archpmu::test::dump_cases()) {
+        INFO(dc.file);
+        LoadedModule module(dump_params(dc.file));
+        const auto info = tool_json("info --json");
+        const auto list = tool_json("list --json");
+        // The first CPU of each core type ("all" where not hybrid), and its counters.
+        std::map<std::string, nlohmann::json> cpu_of;
+        for (const auto& cpu : info["cpus"]) {
+            const std::string type =
+                cpu["core_type"].is_null() ? "all" : cpu["core_type"].get<std::string>();
+            if (!cpu_of.count(type))
+                cpu_of[type] = cpu;
+        }
+        for (const auto& e : list["architectural"]) {
+            const std::string name = e["name"];
+            const std::string raw = "r" + e["config"].get<std::string>().substr(2);
+            CHECK(e["top_down"] == (name == "slots" || name.rfind("topdown-", 0) == 0));
+            for (const auto& [type, counters] : e["counters"].items()) {
+                INFO(name << " (" << raw << ") on " << type);
+                REQUIRE(cpu_of.count(type));
+                const unsigned cpu = cpu_of[type]["cpu"];
+                const auto fixed = counters["fixed"].get<std::set<unsigned>>();
+                for (const unsigned j : cpu_of[type]["fixed_counters"].get<std::vector<unsigned>>())
+                    CHECK((open_errno(raw + "@fixed" + std::to_string(j), cpu) == 0) ==
+                          (fixed.count(j) == 1));
+                for (const unsigned n : counters["gp"].get<std::vector<unsigned>>())
+                    CHECK(open_errno(raw + "@gp" + std::to_string(n), cpu) == 0);
+                for (const unsigned n : counters["gp_not_driven"].get<std::vector<unsigned>>())
+                    CHECK(open_errno(raw + "@gp" + std::to_string(n), cpu) == ECHRNG);
+                // With no pin, the module picks one of them.
+                CHECK(open_errno(raw, cpu) == 0);
+            }
+        }
+    }
+}
 
 TEST_CASE("list shows each architectural event on exactly the CPUs info gives it", "[list-tool]")
 {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "archpmu.h"
 #include "archpmu/counter_constraints.hpp"
 #include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
@@ -73,6 +74,74 @@ std::string describe(const Availability& a, std::size_t ncpus)
         text += " (" + types + ")";
     }
     return text;
+}
+
+// The counters archpmu places architectural event `bit` on, for one PMU (as the
+// module's allocator does: the fixed counter of its encoding among the four it
+// places events on by themselves, on v2 and later; the GP counters below 8, not GP 3
+// under TSX_FORCE_ABORT); and those the PMU has that archpmu does not drive yet
+// (GP 8 and up, in the v6 MSR range).
+struct ArchCounters {
+    std::vector<std::uint32_t> fixed;
+    std::vector<std::uint32_t> gp;
+    std::vector<std::uint32_t> gp_not_driven;
+};
+
+ArchCounters arch_counters(const CpuInfo& pmu, unsigned bit)
+{
+    constexpr std::uint32_t kFixedCodes[] = {
+#define ARCHPMU_FIXED_CODE(j, event, umask) (event) | (umask) << 8,
+        ARCHPMU_FIXED_EVENT_TABLE(ARCHPMU_FIXED_CODE)
+#undef ARCHPMU_FIXED_CODE
+    };
+    constexpr std::uint32_t kAutoPlacedFixed = 4;
+    constexpr std::uint32_t kLegacyGp = 8;
+    ArchCounters c;
+    const std::uint32_t code = arch_event_code(bit);
+    for (std::uint32_t j = 0; j < kAutoPlacedFixed; ++j)
+        if (kFixedCodes[j] == code && pmu.version >= 2 && (pmu.fixed_mask & (1ULL << j)))
+            c.fixed.push_back(j);
+    for (std::uint32_t n = 0; n < 64; ++n) {
+        if (!(pmu.gp_mask & (1ULL << n)))
+            continue;
+        if (n >= kLegacyGp)
+            c.gp_not_driven.push_back(n);
+        else if (!(n == 3 && pmu.tsx_force_abort()))
+            c.gp.push_back(n);
+    }
+    return c;
+}
+
+std::string counters_text(const ArchCounters& c)
+{
+    std::string text;
+    for (const auto j : c.fixed)
+        text += "fixed" + std::to_string(j) + ", ";
+    text += c.gp.empty() ? "no gp" : "gp" + format_cpu_list(c.gp);
+    if (!c.gp_not_driven.empty())
+        text += " (gp" + format_cpu_list(c.gp_not_driven) + " not driven)";
+    return text;
+}
+
+// Per PMU that has the event: "fixed0, gp0-7", with the core type on a hybrid part.
+std::vector<std::pair<std::string, ArchCounters>> arch_counters_by_pmu(
+    const std::vector<CpuInfo>& cpus, unsigned bit)
+{
+    std::vector<std::pair<std::string, ArchCounters>> out;
+    const std::string name(arch_event_name(bit));
+    for (const auto& g : group_by_pmu(cpus)) {
+        const auto events = g.pmu.events();
+        if (std::find(events.begin(), events.end(), name) == events.end())
+            continue;
+        out.emplace_back(g.pmu.hybrid() ? std::string(to_string(g.pmu.core_type)) : "",
+                         arch_counters(g.pmu, bit));
+    }
+    return out;
+}
+
+bool is_top_down(unsigned bit)
+{
+    return bit >= ARCHPMU_EVENT_TOPDOWN_SLOTS && bit <= ARCHPMU_EVENT_TOPDOWN_RETIRING;
 }
 
 // The GP counters perf's tables allow `config` on, per core type of the CPUs
@@ -155,10 +224,16 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
             nlohmann::ordered_json j;
             j["name"] = name;
             j["config"] = fmt::format("{:#x}", arch_event_code(bit));
+            j["top_down"] = is_top_down(bit);
             if (info) {
                 const auto a = availability(cpus, bit);
                 j["cpus"] = a.cpus;
                 j["core_types"] = a.core_types;
+                // {core type, or "all": {fixed, gp, gp_not_driven}} per PMU that has it.
+                j["counters"] = nlohmann::ordered_json::object();
+                for (const auto& [type, c] : arch_counters_by_pmu(cpus, bit))
+                    j["counters"][type.empty() ? "all" : type] = {
+                        {"fixed", c.fixed}, {"gp", c.gp}, {"gp_not_driven", c.gp_not_driven}};
             }
             doc["architectural"].push_back(std::move(j));
         }
@@ -182,8 +257,17 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
         if (!matches(name, pattern))
             continue;
         const std::uint32_t code = arch_event_code(bit);
-        std::cout << fmt::format("  {:<20} {:02X}H/{:02X}H  {}\n", name, code & 0xff, code >> 8,
-                                 info ? describe(availability(cpus, bit), cpus.size()) : "");
+        std::string where = info ? describe(availability(cpus, bit), cpus.size()) : "";
+        if (info) {
+            std::string counters;
+            for (const auto& [type, c] : arch_counters_by_pmu(cpus, bit))
+                counters += (counters.empty() ? "" : "; ") + counters_text(c) +
+                            (type.empty() ? "" : " on " + type);
+            if (!counters.empty())
+                where += ": " + counters;
+        }
+        std::cout << fmt::format("  {:<20} {:02X}H/{:02X}H  {:<8}  {}\n", name, code & 0xff,
+                                 code >> 8, is_top_down(bit) ? "top-down" : "", where);
     }
     if (pmu.empty()) {
         std::cout
