@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `archpmu list`: the architectural events' availability, per core type, is what
-// `archpmu info` reports, on every impersonated CPU; the guest's Skylake events
+// `archpmu info` reports, on every impersonated CPU, and their counters are those the
+// module takes them on; the guest's Skylake events
 // come from libpfm4, and on the model backend only the architectural encodings count.
 #include <catch2/catch.hpp>
 
