@@ -251,7 +251,7 @@ struct archpmu_cpu_info {
  *   -EINVAL      reserved, EN, INT or PC bits in config; unknown flags;
  *                nr_events 0; a CPU listed twice; a counter pinned twice
  *   -E2BIG       nr_events > ARCHPMU_MAX_EVENTS or nr_cpus > nr_cpu_ids
- *   -EDOM        INV without CMASK (INV only inverts the CMASK comparison)
+ *   -EDOM        INV or EQ without CMASK (both change only the CMASK comparison)
  *   -EOPNOTSUPP  AnyThread where the CPU lacks it (v1-v2) or deprecates it
  *   -ENOENT      an architectural event the CPU marks unavailable (without
  *                ARCHPMU_EVENT_RAW), or a fixed-counter event without its counter

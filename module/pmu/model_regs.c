@@ -327,6 +327,15 @@ static bool cmask_met(u64 sel, u64 cmask, u64 x)
 	return (sel & ARCHPMU_EVTSEL_INV) ? !met : met;
 }
 
+/*
+ * The event a GP counter's select counts, as event | umask << 8: a second
+ * unit mask (v6) names an event the model does not have, which never occurs.
+ */
+static u32 gp_event(u64 sel)
+{
+	return sel & ARCHPMU_EVTSEL_UMASK2 ? ~0U : sel & 0xffff;
+}
+
 /* What one cycle with @x occurrences adds under the event select's filters. */
 static u64 filtered(u64 sel, u64 x)
 {
@@ -347,7 +356,7 @@ void archpmu_model_inject(struct archpmu_model_regs *r, u32 code, u64 count,
 	u32 i;
 
 	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
-		if (gp_counting(r, i, user) && (r->evtsel[i] & 0xffff) == code)
+		if (gp_counting(r, i, user) && gp_event(r->evtsel[i]) == code)
 			add(&r->pmc[i], filtered(r->evtsel[i], count), gp_mask,
 			    BIT_ULL(i), gp_pmi(r, i), r);
 	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
@@ -387,7 +396,7 @@ void archpmu_model_advance(struct archpmu_model_regs *r, u64 ns, bool user,
 	u32 i;
 
 	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
-		u64 rate = archpmu_model_rate(r->evtsel[i] & 0xffff);
+		u64 rate = archpmu_model_rate(gp_event(r->evtsel[i]));
 
 		if (gp_counting(r, i, user))
 			add(&r->pmc[i], advance_gp(r->evtsel[i], rate, percent, ns), gp_mask,
@@ -426,7 +435,7 @@ u64 archpmu_model_advance_to_pmi(struct archpmu_model_regs *r, u64 ns, bool user
 		    (sel & (ARCHPMU_EVTSEL_CMASK | ARCHPMU_EVTSEL_EDGE)))
 			continue;
 		wrap = ns_to_wrap(gp_mask - r->pmc[i] + 1,
-				  archpmu_model_rate(sel & 0xffff) * percent / 100);
+				  archpmu_model_rate(gp_event(sel)) * percent / 100);
 		step = wrap < step ? wrap : step;
 	}
 	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++) {

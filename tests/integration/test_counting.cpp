@@ -160,16 +160,22 @@ TEST_CASE("EQ compares with CMASK for equality where leaf 23H enumerates it", "[
 {
     // Arrow Lake's P-cores (CPU 0) enumerate UMASK2 and EQ: CPUID.(23H,0):EBX = 3.
     LoadedModule module(std::string(kExact) + dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
+    // A second unit mask makes another event: not instructions retired, and never
+    // on the fixed counter of instructions.
     Session s(events("cpu/event=0xc0,cmask=2,eq/,cpu/event=0xc0,cmask=2,eq,inv/,"
-                     "cpu/event=0xc0,cmask=2/,cpu/event=0xc0,umask2=0/"),
+                     "cpu/event=0xc0,cmask=2/,cpu/event=0xc0,umask2=1/,instructions"),
               on_cpus({0}));
     s.start();
     inject(0, 0x00c0, 1);  // neither equal nor reaching: only EQ+INV counts
     inject(0, 0x00c0, 3);  // reaches CMASK without equalling it
     inject(0, 0x00c0, 2);  // equals it: counted by EQ and by the plain CMASK
     s.stop();
-    CHECK(values(s)[0] == std::vector<uint64_t>{1, 2, 2, 6});
+    CHECK(values(s)[0] == std::vector<uint64_t>{1, 2, 2, 0, 6});
+    for (const auto& v : s.read().values)
+        if (v.event == 3)
+            CHECK((v.counter & ARCHPMU_COUNTER_FIXED) == 0);
     CHECK(open_errno("cpu/event=0xc0,eq/") == EDOM);  // nothing to compare with
+    CHECK(open_errno("cpu/event=0xc0,umask2=1/@fixed0") == EMEDIUMTYPE);
 }
 
 TEST_CASE("64-bit totals stay exact through wraps of a narrow counter", "[counting]")

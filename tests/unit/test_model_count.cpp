@@ -7,10 +7,15 @@
 namespace {
 
 struct Model {
-    Model(uint32_t version, uint32_t width)
+    // leaf23_ebx: CPUID.(23H,0):EBX (UMASK2, EQ) of a v6 part; 0: no leaf 23H.
+    Model(uint32_t version, uint32_t width, uint32_t leaf23_ebx = 0)
     {
         archpmu_cpuid_set c{};
         c.leaf0a = {version | 4u << 8 | width << 16 | 7u << 24, 0, 0, 3u | width << 5};
+        if (leaf23_ebx) {
+            c.leaf07_1.eax = 1u << 8;  // leaf 23H exists
+            c.leaf23[0].ebx = leaf23_ebx;
+        }
         archpmu_decode_cpuid(&c, &desc);
         archpmu_model_regs_reset(&regs, &desc, 0);
     }
@@ -96,6 +101,33 @@ TEST_CASE("model: CMASK, INV and edge apply per injected cycle", "[model][count]
     CHECK(m.rd(ARCHPMU_MSR_PMC0) == 2);      // 2 and 5 reach CMASK
     CHECK(m.rd(ARCHPMU_MSR_PMC0 + 1) == 2);  // 1 and 0 stay below it
     CHECK(m.rd(ARCHPMU_MSR_PMC0 + 2) == 3);  // three asserted cycles
+}
+
+TEST_CASE("model: EQ compares with CMASK for equality, INV inverts it; UMASK2 is another event",
+          "[model][count]")
+{
+    Model m(6, 48, 3);
+    const u64 cmask2 = 2ULL << 24;
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0, 0x00c0 | kUsr | kEn | cmask2 | ARCHPMU_EVTSEL_EQ);
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0 + 1,
+         0x00c0 | kUsr | kEn | cmask2 | ARCHPMU_EVTSEL_EQ | ARCHPMU_EVTSEL_INV);
+    m.wr(ARCHPMU_MSR_PERFEVTSEL0 + 2, 0x00c0 | kUsr | kEn | 1ULL << ARCHPMU_EVTSEL_UMASK2_SHIFT);
+    for (u64 x : {1, 2, 5, 2, 0})
+        archpmu_model_inject(&m.regs, 0x00c0, x, true);
+    CHECK(m.rd(ARCHPMU_MSR_PMC0) == 2);      // the two cycles of exactly 2
+    CHECK(m.rd(ARCHPMU_MSR_PMC0 + 1) == 3);  // 1, 5 and 0
+    CHECK(m.rd(ARCHPMU_MSR_PMC0 + 2) == 0);  // not instructions retired
+    // Time: instructions retire at 2000/us, under 1 per cycle (3000/us).
+    Model t(6, 48, 3);
+    const u64 cmask1 = 1ULL << 24;
+    t.wr(ARCHPMU_MSR_PERFEVTSEL0, 0x00c0 | kUsr | kEn | cmask1 | ARCHPMU_EVTSEL_EQ);
+    t.wr(ARCHPMU_MSR_PERFEVTSEL0 + 1,
+         0x00c0 | kUsr | kEn | cmask1 | ARCHPMU_EVTSEL_EQ | ARCHPMU_EVTSEL_INV);
+    t.wr(ARCHPMU_MSR_PERFEVTSEL0 + 2, 0x003c | kUsr | kEn | cmask1 | ARCHPMU_EVTSEL_EQ);
+    archpmu_model_advance(&t.regs, 1000000, true, 100);
+    CHECK(t.rd(ARCHPMU_MSR_PMC0) == 0);
+    CHECK(t.rd(ARCHPMU_MSR_PMC0 + 1) == 3000000);  // every cycle: none has exactly 1
+    CHECK(t.rd(ARCHPMU_MSR_PMC0 + 2) == 3000000);  // cycles: exactly 1 each cycle
 }
 
 TEST_CASE("model: time advances counters at the documented rates", "[model][count]")

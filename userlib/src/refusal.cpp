@@ -125,7 +125,7 @@ std::string open_refusal(int err, const archpmu_count_open& cmd, const std::stri
         case E2BIG:
             return "too many events (at most " + std::to_string(ARCHPMU_MAX_EVENTS) + ") or CPUs";
         case EDOM:
-            return ev + ": inv needs a cmask (INV inverts the CMASK comparison)";
+            return ev + ": inv and eq need a cmask (they change only the CMASK comparison)";
         case EOPNOTSUPP:
             return ev + ": AnyThread is not supported" + on +
                    " (only PMU versions 3 and 4 have it, and CPUID may deprecate it)";
