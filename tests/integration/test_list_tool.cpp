@@ -60,22 +60,42 @@ TEST_CASE("list's counters of each architectural event are those the module plac
         }
         for (const auto& e : list["architectural"]) {
             const std::string name = e["name"];
-            const std::string raw = "r" + e["config"].get<std::string>().substr(2);
             CHECK(e["top_down"] == (name == "slots" || name.rfind("topdown-", 0) == 0));
+            // A counters entry for exactly the core types ("all") whose CPUs have it.
+            std::set<std::string> want_types;
+            for (const auto& cpu : info["cpus"])
+                for (const auto& have : cpu["events"])
+                    if (have == name)
+                        want_types.insert(cpu["core_type"].is_null()
+                                              ? "all"
+                                              : cpu["core_type"].get<std::string>());
+            REQUIRE(e.contains("counters"));
+            std::set<std::string> types;
+            for (const auto& [type, counters] : e["counters"].items())
+                types.insert(type);
+            CHECK(types == want_types);
             for (const auto& [type, counters] : e["counters"].items()) {
-                INFO(name << " (" << raw << ") on " << type);
+                INFO(name << " on " << type);
                 REQUIRE(cpu_of.count(type));
-                const unsigned cpu = cpu_of[type]["cpu"];
+                const auto& cpu = cpu_of[type];
+                const unsigned n_cpu = cpu["cpu"];
                 const auto fixed = counters["fixed"].get<std::set<unsigned>>();
-                for (const unsigned j : cpu_of[type]["fixed_counters"].get<std::vector<unsigned>>())
-                    CHECK((open_errno(raw + "@fixed" + std::to_string(j), cpu) == 0) ==
+                const auto gp = counters["gp"].get<std::set<unsigned>>();
+                const auto not_driven = counters["gp_not_driven"].get<std::set<unsigned>>();
+                // Every counter the CPU has, pinned by the name as stat takes it: it
+                // opens exactly where the list says.
+                for (const unsigned j : cpu["fixed_counters"].get<std::vector<unsigned>>())
+                    CHECK((open_errno(name + "@fixed" + std::to_string(j), n_cpu) == 0) ==
                           (fixed.count(j) == 1));
-                for (const unsigned n : counters["gp"].get<std::vector<unsigned>>())
-                    CHECK(open_errno(raw + "@gp" + std::to_string(n), cpu) == 0);
-                for (const unsigned n : counters["gp_not_driven"].get<std::vector<unsigned>>())
-                    CHECK(open_errno(raw + "@gp" + std::to_string(n), cpu) == ECHRNG);
-                // With no pin, the module picks one of them.
-                CHECK(open_errno(raw, cpu) == 0);
+                const unsigned n_gp = cpu["gp_counters"];
+                for (unsigned n = 0; n < n_gp; ++n) {
+                    const int err = open_errno(name + "@gp" + std::to_string(n), n_cpu);
+                    CHECK((err == 0) == (gp.count(n) == 1));
+                    if (not_driven.count(n))
+                        CHECK(err == ECHRNG);
+                }
+                // With no pin, the module finds one of them, if any.
+                CHECK((open_errno(name, n_cpu) == 0) == (!fixed.empty() || !gp.empty()));
             }
         }
     }

@@ -16,6 +16,7 @@
 #include "archpmu/counter_constraints.hpp"
 #include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
 #include "archpmu/pfm_events.hpp"
 #include "archpmu/pmu.hpp"
 
@@ -76,11 +77,13 @@ std::string describe(const Availability& a, std::size_t ncpus)
     return text;
 }
 
-// The counters archpmu places architectural event `bit` on, for one PMU (as the
-// module's allocator does: the fixed counter of its encoding among the four it
-// places events on by themselves, on v2 and later; the GP counters below 8, not GP 3
-// under TSX_FORCE_ABORT); and those the PMU has that archpmu does not drive yet
-// (GP 8 and up, in the v6 MSR range).
+// The counters archpmu places architectural event `bit` on, by its name as stat takes
+// it, for one PMU (as the module's allocator does: the fixed counter of its encoding
+// among the four it places events on by themselves, on v2 and later; the GP counters
+// below 8, not GP 3 under TSX_FORCE_ABORT, unless the encoding is a fixed counter's
+// own, event 00H, as perf's ref-cycles); and those the PMU has that archpmu does not
+// drive yet (GP 8 and up, in the v6 MSR range). The module's own limits (4 and 8)
+// are in module/pmu/arch_pmu.h, not in the ABI.
 struct ArchCounters {
     std::vector<std::uint32_t> fixed;
     std::vector<std::uint32_t> gp;
@@ -97,13 +100,17 @@ ArchCounters arch_counters(const CpuInfo& pmu, unsigned bit)
     constexpr std::uint32_t kAutoPlacedFixed = 4;
     constexpr std::uint32_t kLegacyGp = 8;
     ArchCounters c;
-    const std::uint32_t code = arch_event_code(bit);
+    const auto code =
+        static_cast<std::uint32_t>(parse_event(std::string(arch_event_name(bit))).config & 0xffff);
+    const bool fixed_only = (code & 0xff) == 0;
     for (std::uint32_t j = 0; j < kAutoPlacedFixed; ++j)
         if (kFixedCodes[j] == code && pmu.version >= 2 && (pmu.fixed_mask & (1ULL << j)))
             c.fixed.push_back(j);
     for (std::uint32_t n = 0; n < 64; ++n) {
         if (!(pmu.gp_mask & (1ULL << n)))
             continue;
+        if (fixed_only)
+            break;
         if (n >= kLegacyGp)
             c.gp_not_driven.push_back(n);
         else if (!(n == 3 && pmu.tsx_force_abort()))
@@ -116,8 +123,11 @@ std::string counters_text(const ArchCounters& c)
 {
     std::string text;
     for (const auto j : c.fixed)
-        text += "fixed" + std::to_string(j) + ", ";
-    text += c.gp.empty() ? "no gp" : "gp" + format_cpu_list(c.gp);
+        text += (text.empty() ? "fixed" : ", fixed") + std::to_string(j);
+    if (!c.gp.empty())
+        text += (text.empty() ? "gp" : ", gp") + format_cpu_list(c.gp);
+    if (text.empty())
+        text = "no counter";
     if (!c.gp_not_driven.empty())
         text += " (gp" + format_cpu_list(c.gp_not_driven) + " not driven)";
     return text;
