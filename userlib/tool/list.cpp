@@ -35,48 +35,6 @@ bool matches(const std::string& name, const std::string& pattern)
     return ::fnmatch(substring.c_str(), name.c_str(), FNM_CASEFOLD | FNM_NOESCAPE) == 0;
 }
 
-// Which CPUs (and, on a hybrid part, which core types) have architectural event `bit`.
-struct Availability {
-    std::vector<std::uint32_t> cpus;
-    std::vector<std::string> core_types;  // hybrid only: the types that have it
-    std::vector<std::string> lacking;     // hybrid only: the types that do not
-};
-
-Availability availability(const std::vector<CpuInfo>& cpus, unsigned bit)
-{
-    Availability a;
-    const std::string name(arch_event_name(bit));
-    for (const auto& g : group_by_pmu(cpus)) {
-        const auto events = g.pmu.events();
-        const bool has = std::find(events.begin(), events.end(), name) != events.end();
-        if (has)
-            a.cpus.insert(a.cpus.end(), g.cpus.begin(), g.cpus.end());
-        if (!g.pmu.hybrid())
-            continue;
-        auto& into = has ? a.core_types : a.lacking;
-        const std::string type(to_string(g.pmu.core_type));
-        if (std::find(into.begin(), into.end(), type) == into.end())
-            into.push_back(type);
-    }
-    std::sort(a.cpus.begin(), a.cpus.end());
-    return a;
-}
-
-std::string describe(const Availability& a, std::size_t ncpus)
-{
-    if (a.cpus.empty())
-        return "on no CPU";
-    std::string text =
-        a.cpus.size() == ncpus ? "on every CPU" : "on CPUs " + format_cpu_list(a.cpus);
-    if (!a.lacking.empty()) {
-        std::string types;
-        for (const auto& t : a.core_types)
-            types += (types.empty() ? "" : ", ") + t;
-        text += " (" + types + ")";
-    }
-    return text;
-}
-
 // The counters archpmu places architectural event `bit` on, by its name as stat takes
 // it, for one PMU (as the module's allocator does: the fixed counter of its encoding
 // among the four it places events on by themselves, on v2 and later; the GP counters
@@ -106,11 +64,9 @@ ArchCounters arch_counters(const CpuInfo& pmu, unsigned bit)
     for (std::uint32_t j = 0; j < kAutoPlacedFixed; ++j)
         if (kFixedCodes[j] == code && pmu.version >= 2 && (pmu.fixed_mask & (1ULL << j)))
             c.fixed.push_back(j);
-    for (std::uint32_t n = 0; n < 64; ++n) {
+    for (std::uint32_t n = 0; n < 64 && !fixed_only; ++n) {
         if (!(pmu.gp_mask & (1ULL << n)))
             continue;
-        if (fixed_only)
-            break;
         if (n >= kLegacyGp)
             c.gp_not_driven.push_back(n);
         else if (!(n == 3 && pmu.tsx_force_abort()))
@@ -133,20 +89,52 @@ std::string counters_text(const ArchCounters& c)
     return text;
 }
 
-// Per PMU that has the event: "fixed0, gp0-7", with the core type on a hybrid part.
-std::vector<std::pair<std::string, ArchCounters>> arch_counters_by_pmu(
-    const std::vector<CpuInfo>& cpus, unsigned bit)
+// Which CPUs (and, on a hybrid part, which core types) have architectural event `bit`,
+// and its counters on each PMU that has it.
+struct Availability {
+    std::vector<std::uint32_t> cpus;
+    std::vector<std::string> core_types;  // hybrid only: the types that have it
+    std::vector<std::string> lacking;     // hybrid only: the types that do not
+    // Per PMU that has it: its core type on a hybrid part (else empty), its counters.
+    std::vector<std::pair<std::string, ArchCounters>> counters;
+};
+
+Availability availability(const std::vector<CpuInfo>& cpus, unsigned bit)
 {
-    std::vector<std::pair<std::string, ArchCounters>> out;
+    Availability a;
     const std::string name(arch_event_name(bit));
     for (const auto& g : group_by_pmu(cpus)) {
         const auto events = g.pmu.events();
-        if (std::find(events.begin(), events.end(), name) == events.end())
+        const bool has = std::find(events.begin(), events.end(), name) != events.end();
+        if (has) {
+            a.cpus.insert(a.cpus.end(), g.cpus.begin(), g.cpus.end());
+            a.counters.emplace_back(g.pmu.hybrid() ? std::string(to_string(g.pmu.core_type)) : "",
+                                    arch_counters(g.pmu, bit));
+        }
+        if (!g.pmu.hybrid())
             continue;
-        out.emplace_back(g.pmu.hybrid() ? std::string(to_string(g.pmu.core_type)) : "",
-                         arch_counters(g.pmu, bit));
+        auto& into = has ? a.core_types : a.lacking;
+        const std::string type(to_string(g.pmu.core_type));
+        if (std::find(into.begin(), into.end(), type) == into.end())
+            into.push_back(type);
     }
-    return out;
+    std::sort(a.cpus.begin(), a.cpus.end());
+    return a;
+}
+
+std::string describe(const Availability& a, std::size_t ncpus)
+{
+    if (a.cpus.empty())
+        return "on no CPU";
+    std::string text =
+        a.cpus.size() == ncpus ? "on every CPU" : "on CPUs " + format_cpu_list(a.cpus);
+    if (!a.lacking.empty()) {
+        std::string types;
+        for (const auto& t : a.core_types)
+            types += (types.empty() ? "" : ", ") + t;
+        text += " (" + types + ")";
+    }
+    return text;
 }
 
 bool is_top_down(unsigned bit)
@@ -241,7 +229,7 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
                 j["core_types"] = a.core_types;
                 // {core type, or "all": {fixed, gp, gp_not_driven}} per PMU that has it.
                 j["counters"] = nlohmann::ordered_json::object();
-                for (const auto& [type, c] : arch_counters_by_pmu(cpus, bit))
+                for (const auto& [type, c] : a.counters)
                     j["counters"][type.empty() ? "all" : type] = {
                         {"fixed", c.fixed}, {"gp", c.gp}, {"gp_not_driven", c.gp_not_driven}};
             }
@@ -267,10 +255,12 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
         if (!matches(name, pattern))
             continue;
         const std::uint32_t code = arch_event_code(bit);
-        std::string where = info ? describe(availability(cpus, bit), cpus.size()) : "";
+        std::string where;
         if (info) {
+            const auto a = availability(cpus, bit);
+            where = describe(a, cpus.size());
             std::string counters;
-            for (const auto& [type, c] : arch_counters_by_pmu(cpus, bit))
+            for (const auto& [type, c] : a.counters)
                 counters += (counters.empty() ? "" : "; ") + counters_text(c) +
                             (type.empty() ? "" : " on " + type);
             if (!counters.empty())
