@@ -671,7 +671,8 @@ struct archpmu_count_read {
  * that CPU through the backend in use (read-only: nothing is written), so
  * a user can see what another tool left programmed. Needs CAP_PERFMON or
  * CAP_SYS_ADMIN. The registers, in this order, where the CPU has them:
- * IA32_PERFEVTSELx and IA32_PMCx of each GP counter (up to 8), IA32_FIXED_CTRx
+ * IA32_PERFEVTSELx and IA32_PMCx of each GP counter (up to 16; from 8 on,
+ * v6's IA32_PMC_GPx_CFG_A and IA32_PMC_GPx_CTR at 1901H/1900H + 4x), IA32_FIXED_CTRx
  * (up to 7), IA32_FIXED_CTR_CTRL, IA32_PERF_GLOBAL_CTRL and _STATUS (v2+),
  * IA32_PERF_GLOBAL_INUSE (v4+), IA32_PERF_CAPABILITIES (PDCM) and
  * MSR_PERF_METRICS. Extra errors:
@@ -681,7 +682,7 @@ struct archpmu_count_read {
  *   -EIO     a read raised #GP (nr_regs: the registers read before it)
  *   -EFAULT  a bad regs pointer
  */
-#define ARCHPMU_REGS_MAX	40
+#define ARCHPMU_REGS_MAX	48
 
 struct archpmu_reg {
 	__u32 msr;

@@ -58,8 +58,8 @@ static int archpmu_ioc_info(struct archpmu_ucmd *ucmd)
 	cmd->nr_cpu_ids = nr_cpu_ids;
 	cmd->nr_cpus_online = num_online_cpus();
 	cmd->nr_cpus_enumerated = archpmu_enum_count();
-	cmd->max_gp_counters = ARCHPMU_LEGACY_GP;
-	cmd->max_fixed_counters = ARCHPMU_LEGACY_FIXED;
+	cmd->max_gp_counters = ARCHPMU_NR_GP;
+	cmd->max_fixed_counters = ARCHPMU_NR_FIXED;
 	cmd->privilege = archpmu_privilege();
 	return archpmu_ucmd_respond(ucmd, sizeof(*cmd));
 }

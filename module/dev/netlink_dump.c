@@ -184,7 +184,7 @@ static void classify(struct dump_state *st, struct usage_entry *u, unsigned int 
 		ctl = reg_value(regs, nr, u->msr) >> ARCHPMU_FIXED_SHIFT(u->counter & 0xff);
 		ctl &= ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR;
 	} else {
-		u->msr = ARCHPMU_MSR_PERFEVTSEL0 + u->counter;
+		u->msr = archpmu_gp_sel_msr(u->counter);
 		ctl = reg_value(regs, nr, u->msr) & ARCHPMU_EVTSEL_EN;
 	}
 	if (!fixed && (perf_held & bit)) {
@@ -218,14 +218,13 @@ static int usage_cpu(struct dump_state *st, unsigned int cpu, struct archpmu_reg
 		mutex_unlock(&archpmu_own_lock);
 		return ret;
 	}
-	perf_all = (d.gp_mask & ARCHPMU_GP_BITS) &&
-		   !((d.gp_mask & ARCHPMU_GP_BITS) & ~perf_held);
+	perf_all = archpmu_gp_driven(&d) && !(archpmu_gp_driven(&d) & ~perf_held);
 	for (i = 0; i < ARCHPMU_CTX_COUNTERS; i++) {
-		bool fixed = i >= ARCHPMU_LEGACY_GP;
-		u32 j = fixed ? i - ARCHPMU_LEGACY_GP : i;
+		bool fixed = i >= ARCHPMU_NR_GP;
+		u32 j = fixed ? i - ARCHPMU_NR_GP : i;
 		struct usage_entry *u = &st->usage[st->nr];
 
-		if (!((fixed ? d.fixed_mask : d.gp_mask) & BIT_ULL(j)))
+		if (!((fixed ? d.fixed_mask : archpmu_gp_driven(&d)) & BIT_ULL(j)))
 			continue;
 		u->counter = fixed ? ARCHPMU_COUNTER_FIXED | j : j;
 		classify(st, u, cpu, i, regs, nr, perf_held, perf_all);

@@ -36,13 +36,13 @@ int archpmu_regs_read_cpu(unsigned int cpu, struct archpmu_reg *regs, unsigned i
 	if (!b)
 		return -ENOMEM;
 	archpmu_batch_init(b, NULL, NULL, NULL);
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
-		if (!(d->gp_mask & BIT_ULL(i)))
+	for (i = 0; i < ARCHPMU_NR_GP; i++) {
+		if (!(archpmu_gp_driven(d) & BIT_ULL(i)))
 			continue;
-		add(b, regs, ARCHPMU_MSR_PERFEVTSEL0 + i);
-		add(b, regs, ARCHPMU_MSR_PMC0 + i);
+		add(b, regs, archpmu_gp_sel_msr(i));
+		add(b, regs, archpmu_gp_ctr_msr(i, false));
 	}
-	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
+	for (i = 0; i < ARCHPMU_NR_FIXED; i++)
 		if (d->fixed_mask & BIT_ULL(i))
 			add(b, regs, ARCHPMU_MSR_FIXED_CTR0 + i);
 	if (d->version >= 2) {
@@ -57,7 +57,7 @@ int archpmu_regs_read_cpu(unsigned int cpu, struct archpmu_reg *regs, unsigned i
 	/* Last: a hypervisor may report v4 and not emulate it; then it is absent. */
 	if (d->version >= 4)
 		add(b, regs, ARCHPMU_MSR_GLOBAL_INUSE);
-	BUILD_BUG_ON(2 * ARCHPMU_LEGACY_GP + ARCHPMU_LEGACY_FIXED + 6 > ARCHPMU_REGS_MAX);
+	BUILD_BUG_ON(2 * ARCHPMU_NR_GP + ARCHPMU_NR_FIXED + 6 > ARCHPMU_REGS_MAX);
 	*nr = b->nr;
 	ret = archpmu_batch_run(cpu, b);
 	if (ret && d->version >= 4 && b->done == b->nr - 1)

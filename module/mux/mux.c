@@ -195,14 +195,14 @@ static void build_turn(struct archpmu_mux *m, struct archpmu_claim *c)
 		if (mc->next[e] & ARCHPMU_COUNTER_FIXED)
 			fixed_val |= archpmu_claim_event_ctl(cl, c, e, mc->next[e], enable);
 	}
-	for (g = 0; g < ARCHPMU_LEGACY_GP; g++) {
+	for (g = 0; g < ARCHPMU_NR_GP; g++) {
 		if (!(rot & BIT_ULL(g)))
 			continue;
 		evtsel = 0;
 		for (e = 0; e < cl->nr_events; e++)
 			if (mc->next[e] == g)
 				evtsel = archpmu_claim_event_ctl(cl, c, e, g, enable);
-		archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + g, evtsel);
+		archpmu_batch_write(b, archpmu_gp_sel_msr(g), evtsel);
 	}
 	fixed_mask = archpmu_fixed_ctrl_mask(rot);
 	if (fixed_mask)

@@ -47,13 +47,13 @@ int archpmu_check_event(const struct archpmu_pmu_desc *d,
 static u64 fixed_usable(const struct archpmu_pmu_desc *d)
 {
 	return d->version >= 2 ?
-	       d->fixed_mask & (BIT_ULL(ARCHPMU_LEGACY_FIXED) - 1) : 0;
+	       d->fixed_mask & (BIT_ULL(ARCHPMU_NR_FIXED) - 1) : 0;
 }
 
 /* Not GP counter 3 where TSX may take it (arch_pmu.c, TSX_FORCE_ABORT). */
 static u64 gp_usable(const struct archpmu_pmu_desc *d)
 {
-	u64 gp = d->gp_mask & (BIT_ULL(ARCHPMU_LEGACY_GP) - 1);
+	u64 gp = archpmu_gp_driven(d);
 
 	return d->flags & ARCHPMU_PMU_TSX_FORCE_ABORT ? gp & ~BIT_ULL(3) : gp;
 }
@@ -75,7 +75,7 @@ static int pin(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
 	if (ev->counter & ~(ARCHPMU_COUNTER_FIXED | 0xff))
 		return -ECHRNG;
 	/* Before any BIT_ULL(idx): a shift by 64 or more is undefined. */
-	if (idx >= (fixed ? ARCHPMU_LEGACY_FIXED : ARCHPMU_LEGACY_GP))
+	if (idx >= (fixed ? ARCHPMU_NR_FIXED : ARCHPMU_NR_GP))
 		return -ECHRNG;
 	if (fixed) {
 		if (!(fixed_usable(d) & BIT_ULL(idx)) ||
@@ -193,7 +193,7 @@ int archpmu_allocate(const struct archpmu_pmu_desc *d,
 			taken |= archpmu_counter_bit(counters[i]);
 	}
 	/* As perf's scheduler: the events with the fewest GP counters first. */
-	for (weight = 1; weight <= ARCHPMU_LEGACY_GP; weight++) {
+	for (weight = 1; weight <= ARCHPMU_NR_GP; weight++) {
 		for (i = 0; i < n; i++) {
 			u64 free_gp, gp = event_gp(d, &ev[i]);
 			u32 g;

@@ -47,8 +47,8 @@ static inline u64 archpmu_counter_bit(u32 counter)
 	u32 idx = counter & 0xff;
 
 	if (counter & ARCHPMU_COUNTER_FIXED)
-		return idx < ARCHPMU_LEGACY_FIXED ? BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + idx) : 0;
-	return counter < ARCHPMU_LEGACY_GP ? BIT_ULL(counter) : 0;
+		return idx < ARCHPMU_NR_FIXED ? BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + idx) : 0;
+	return counter < ARCHPMU_NR_GP ? BIT_ULL(counter) : 0;
 }
 
 #endif /* ARCHPMU_ALLOC_H */

@@ -79,7 +79,7 @@ u64 archpmu_claim_event_ctl(const struct archpmu_claims *cl, const struct archpm
 {
 	if (!is_fixed(counter))
 		return evtsel_image(cl->ev[e].config, &c->hw[e], enable);
-	if (!enable || (counter & 0xff) >= ARCHPMU_LEGACY_FIXED)
+	if (!enable || (counter & 0xff) >= ARCHPMU_NR_FIXED)
 		return 0;
 	return fixed_nibble(cl->ev[e].config, &c->hw[e]) << ARCHPMU_FIXED_SHIFT(counter & 0xff);
 }
@@ -114,7 +114,7 @@ static u64 fixed_in_use(const struct archpmu_claim *c, u64 fixed_ctrl)
 	u64 busy = 0;
 	u32 j;
 
-	for (j = 0; j < ARCHPMU_LEGACY_FIXED; j++)
+	for (j = 0; j < ARCHPMU_NR_FIXED; j++)
 		if ((used_fixed(c) & BIT_ULL(j)) &&
 		    (fixed_ctrl >> ARCHPMU_FIXED_SHIFT(j)) & live)
 			busy |= BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + j);
@@ -135,7 +135,7 @@ static u64 agent_busy(const struct archpmu_claim *c)
 	u64 busy = 0;
 	u32 i;
 
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
+	for (i = 0; i < ARCHPMU_NR_GP; i++)
 		if ((used_gp(c) & BIT_ULL(i)) && (sv->evtsel[i] & ARCHPMU_EVTSEL_EN))
 			busy |= BIT_ULL(i);
 	return busy | fixed_in_use(c, sv->fixed_ctrl);
@@ -155,7 +155,7 @@ static void describe_agent(struct archpmu_claims *cl, const struct archpmu_claim
 	if (gp) {
 		r->kind = ARCHPMU_REFUSED_AGENT_EVTSEL;
 		r->counter = __ffs64(gp);
-		r->msr = ARCHPMU_MSR_PERFEVTSEL0 + r->counter;
+		r->msr = archpmu_gp_sel_msr(r->counter);
 		r->msr_value = sv->evtsel[r->counter];
 	} else if (fixed) {
 		r->kind = ARCHPMU_REFUSED_AGENT_FIXED;
@@ -169,7 +169,7 @@ u32 archpmu_claim_ctl_msr(const struct archpmu_claim *c, unsigned int e)
 {
 	u32 ctr = c->hw[e].counter;
 
-	return is_fixed(ctr) ? ARCHPMU_MSR_FIXED_CTR_CTRL : ARCHPMU_MSR_PERFEVTSEL0 + ctr;
+	return is_fixed(ctr) ? ARCHPMU_MSR_FIXED_CTR_CTRL : archpmu_gp_sel_msr(ctr);
 }
 
 u64 archpmu_claim_ctl_expected(const struct archpmu_claims *cl, const struct archpmu_claim *c,
@@ -250,13 +250,13 @@ static void build_save(struct archpmu_claim *c)
 
 	memset(sv, 0, sizeof(*sv));
 	archpmu_batch_init(b, NULL, NULL, NULL);
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+	for (i = 0; i < ARCHPMU_NR_GP; i++) {
 		if (!(used_gp(c) & BIT_ULL(i)))
 			continue;
-		archpmu_batch_read(b, ARCHPMU_MSR_PERFEVTSEL0 + i, &sv->evtsel[i]);
-		archpmu_batch_read(b, ARCHPMU_MSR_PMC0 + i, &sv->pmc[i]);
+		archpmu_batch_read(b, archpmu_gp_sel_msr(i), &sv->evtsel[i]);
+		archpmu_batch_read(b, archpmu_gp_ctr_msr(i, false), &sv->pmc[i]);
 	}
-	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
+	for (i = 0; i < ARCHPMU_NR_FIXED; i++)
 		if (used_fixed(c) & BIT_ULL(i))
 			archpmu_batch_read(b, ARCHPMU_MSR_FIXED_CTR0 + i, &sv->fixed[i]);
 	c->ops->save_global(b, sv);
@@ -299,7 +299,7 @@ static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 		/* The counter first: v1's EN starts it (SDM 18.2.1.1). */
 		archpmu_batch_write(b, archpmu_claim_counter_msr(c, ctr, true), value);
 		if (!is_fixed(ctr))
-			archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + ctr,
+			archpmu_batch_write(b, archpmu_gp_sel_msr(ctr),
 					    evtsel_image(cl->ev[i].config, &c->hw[i], start));
 		local64_set(&c->hw[i].prev, value);
 		c->hw[i].last_period = c->hw[i].period;
@@ -324,13 +324,13 @@ static void build_restore(struct archpmu_claim *c)
 			   archpmu_ctx_release_local, archpmu_ctx_released_local, &c->change);
 	b->best_effort = true;
 	c->ops->disable(b, c->used);
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+	for (i = 0; i < ARCHPMU_NR_GP; i++) {
 		if (!(used_gp(c) & BIT_ULL(i)))
 			continue;
-		archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + i, sv->evtsel[i]);
+		archpmu_batch_write(b, archpmu_gp_sel_msr(i), sv->evtsel[i]);
 		archpmu_batch_write(b, archpmu_claim_counter_msr(c, i, true), sv->pmc[i]);
 	}
-	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
+	for (i = 0; i < ARCHPMU_NR_FIXED; i++)
 		if (used_fixed(c) & BIT_ULL(i))
 			archpmu_batch_write(b, ARCHPMU_MSR_FIXED_CTR0 + i, sv->fixed[i]);
 	c->ops->restore_global(b, sv, c->used);
@@ -487,7 +487,7 @@ void archpmu_claim_add_enable(struct archpmu_claims *cl, struct archpmu_claim *c
 		c->ops->disable(b, c->used);
 	for (i = 0; i < cl->nr_events; i++)
 		if (archpmu_claim_placed(c, i) && !is_fixed(c->hw[i].counter))
-			archpmu_batch_write(b, ARCHPMU_MSR_PERFEVTSEL0 + c->hw[i].counter,
+			archpmu_batch_write(b, archpmu_gp_sel_msr(c->hw[i].counter),
 					    evtsel_image(cl->ev[i].config, &c->hw[i], enable));
 	add_fixed_enable(cl, c, enable);
 	if (enable)

@@ -16,6 +16,13 @@
  *    so a probe cannot make a perf_event_open() fail; a session can, and
  *    so unprivileged sessions are off by default (session/privilege.c).
  * archpmu's own sessions share its reservations, counted per counter.
+ *
+ * The bitmaps cover the legacy addresses only (GP 0-7): a kernel that knows
+ * v6 reserves 1900H + 4n, outside them, and so reserves nothing at all, and
+ * GP 8 and up have no bit. So a session on those counters holds a legacy
+ * counter's reservation too (plan.c), and while perf holds any counter it
+ * holds 8 and up as well: it rewrites GLOBAL_CTRL with its own counters'
+ * bits, which stops the others.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -81,8 +88,9 @@ static void release_locked(u64 gp)
 }
 
 /*
- * Take (or share) the reservation of every GP counter in @gp: 0, or -EBUSY
- * with *failed the counter perf holds and nothing taken.
+ * Take (or share) the reservation of every legacy GP counter in @gp (the
+ * others have none): 0, or -EBUSY with *failed the counter perf holds and
+ * nothing taken.
  */
 int archpmu_reserve_gp(u64 gp, u32 *failed)
 {
@@ -138,5 +146,5 @@ u64 archpmu_perf_held_gp(void)
 			held |= BIT_ULL(i);
 	}
 	mutex_unlock(&reserve_lock);
-	return held;
+	return held ? held | (ARCHPMU_GP_BITS & ~ARCHPMU_LEGACY_GP_BITS) : 0;
 }

@@ -25,13 +25,13 @@ static const struct archpmu_holder *holder_of(unsigned int cpu, u64 bits)
 	const struct archpmu_cpu_ctx *ctx = per_cpu_ptr(&archpmu_cpu_ctx, cpu);
 	unsigned int i;
 
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
+	for (i = 0; i < ARCHPMU_NR_GP; i++)
 		if ((bits & BIT_ULL(i)) && ctx->holder[i])
 			return ctx->holder[i];
-	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
+	for (i = 0; i < ARCHPMU_NR_FIXED; i++)
 		if ((bits & BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + i)) &&
-		    ctx->holder[ARCHPMU_LEGACY_GP + i])
-			return ctx->holder[ARCHPMU_LEGACY_GP + i];
+		    ctx->holder[ARCHPMU_NR_GP + i])
+			return ctx->holder[ARCHPMU_NR_GP + i];
 	return NULL;
 }
 
@@ -114,7 +114,7 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
  */
 int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 {
-	u64 perf_held = 0, exists = 0, gp;
+	u64 perf_held = 0, exists = 0, gp, free_legacy;
 	unsigned int i;
 	u32 failed;
 	int ret;
@@ -133,7 +133,7 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 					   &c->absent, &out->bad_event);
 		if (ret)
 			return ret;
-		exists |= c->desc.gp_mask & ARCHPMU_GP_BITS;
+		exists |= archpmu_gp_driven(&c->desc);
 	}
 	ret = cl->placer ? cl->placer->check(cl, out) : 0;
 	if (ret)
@@ -155,15 +155,18 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 			return ret;
 		gp = 0;
 		for (i = 0; i < cl->nr_cpus; i++)
-			gp |= cl->cpus[i].used & ARCHPMU_GP_BITS;
-		if (!gp && exists)
-			gp = BIT_ULL(__ffs64(exists & ~perf_held));
+			gp |= cl->cpus[i].used & ARCHPMU_LEGACY_GP_BITS;
+		/* Fixed counters and GP 8 and up have no reservation: hold another's. */
+		free_legacy = exists & ARCHPMU_LEGACY_GP_BITS & ~perf_held;
+		if (!gp && free_legacy)
+			gp = BIT_ULL(__ffs64(free_legacy));
 		ret = archpmu_reserve_gp(gp, &failed);
 		if (!ret) {
 			cl->gp_reserved = gp;
 			return 0;
 		}
-		perf_held |= BIT_ULL(failed);	/* at most one round per counter */
+		/* At most one round per counter; GP 8 and up are perf's too (perf_share.c). */
+		perf_held |= BIT_ULL(failed) | (ARCHPMU_GP_BITS & ~ARCHPMU_LEGACY_GP_BITS);
 	}
 }
 
@@ -172,12 +175,12 @@ static void set_holder(const struct archpmu_claim *c, const struct archpmu_holde
 	struct archpmu_cpu_ctx *ctx = per_cpu_ptr(&archpmu_cpu_ctx, c->cpu);
 	unsigned int i;
 
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
+	for (i = 0; i < ARCHPMU_NR_GP; i++)
 		if (c->used & BIT_ULL(i))
 			ctx->holder[i] = holder;
-	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
+	for (i = 0; i < ARCHPMU_NR_FIXED; i++)
 		if (c->used & BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + i))
-			ctx->holder[ARCHPMU_LEGACY_GP + i] = holder;
+			ctx->holder[ARCHPMU_NR_GP + i] = holder;
 }
 
 /* The planned counters are programmed: other sessions now place around them. */

@@ -185,4 +185,4 @@ const u32 archpmu_fixed_event_codes[] = {
 };
 
 static_assert(ARRAY_SIZE(archpmu_arch_event_codes) == ARCHPMU_NR_ARCH_EVENTS);
-static_assert(ARRAY_SIZE(archpmu_fixed_event_codes) == ARCHPMU_LEGACY_FIXED);
+static_assert(ARRAY_SIZE(archpmu_fixed_event_codes) == ARCHPMU_NR_FIXED);

@@ -24,12 +24,23 @@
 #define ARCHPMU_MSR_A_PMC0		0x4c1
 
 /*
- * Counters reachable at the legacy addresses above. Counters beyond these
- * (CPUID.(23H,1) may report 10 GP counters) live only in the v6 MSR range
- * at 1900H, which archpmu does not drive yet.
+ * Version 6 gives each counter four MSRs from 1900H on (GP n: counter,
+ * config A = the event select, B and C = reload), aliasing the legacy ones;
+ * GP counters 8 and up exist only there (SDM Vol. 3B, architectural
+ * performance monitoring version 6; Linux: msr-index.h's "V6 PMON MSR
+ * range", and intel_pmu_init moves its counter bases here on v6).
  */
+#define ARCHPMU_MSR_V6_GP0_CTR		0x1900
+#define ARCHPMU_MSR_V6_GP0_CFG_A	0x1901
+#define ARCHPMU_MSR_V6_FX0_CTR		0x1980
+#define ARCHPMU_MSR_V6_STEP		4
+
+/* GP counters with legacy addresses (IA32_PMC0-7, IA32_PERFEVTSEL0-7). */
 #define ARCHPMU_LEGACY_GP	8
-#define ARCHPMU_LEGACY_FIXED	7
+/* The GP counters archpmu drives: those an event's ARCHPMU_EVENT_GP_MASK can name. */
+#define ARCHPMU_NR_GP		16
+/* The fixed counters archpmu drives: those with an architectural event (0-6). */
+#define ARCHPMU_NR_FIXED	7
 
 /* IA32_PERFEVTSELx fields: ARCHPMU_EVTSEL_* in uapi/archpmu.h. */
 
@@ -45,7 +56,8 @@
  * counter j is bit 32 + j, as in IA32_PERF_GLOBAL_CTRL and _STATUS.
  */
 #define ARCHPMU_BUSY_FIXED_SHIFT	ARCHPMU_GLOBAL_FIXED_SHIFT
-#define ARCHPMU_GP_BITS			GENMASK_ULL(ARCHPMU_LEGACY_GP - 1, 0)
+#define ARCHPMU_GP_BITS			GENMASK_ULL(ARCHPMU_NR_GP - 1, 0)
+#define ARCHPMU_LEGACY_GP_BITS		GENMASK_ULL(ARCHPMU_LEGACY_GP - 1, 0)
 
 /* IA32_PERF_GLOBAL_STATUS bits above the counters. */
 #define ARCHPMU_GLOBAL_FIXED_SHIFT	32
@@ -143,6 +155,12 @@ static inline u64 archpmu_width_mask(u32 width)
 	return width >= 64 ? ~0ULL : (1ULL << width) - 1;
 }
 
+/* The GP counters archpmu drives on @d: 8 and up only on v6, where they have addresses. */
+static inline u64 archpmu_gp_driven(const struct archpmu_pmu_desc *d)
+{
+	return d->gp_mask & (d->version >= 6 ? ARCHPMU_GP_BITS : ARCHPMU_LEGACY_GP_BITS);
+}
+
 static inline u64 archpmu_evtsel_valid_bits(const struct archpmu_pmu_desc *d)
 {
 	u64 valid = GENMASK_ULL(31, 0) & ~ARCHPMU_EVTSEL_ANY;
@@ -199,7 +217,7 @@ extern const u32 archpmu_arch_event_codes[ARCHPMU_NR_ARCH_EVENTS];
  * cycles, reference cycles at the TSC rate, topdown slots, and on Atom the
  * topdown bad-speculation, frontend-bound and retiring events.
  */
-extern const u32 archpmu_fixed_event_codes[ARCHPMU_LEGACY_FIXED];
+extern const u32 archpmu_fixed_event_codes[ARCHPMU_NR_FIXED];
 
 static inline u32 archpmu_event_code(u64 config)
 {
@@ -219,7 +237,7 @@ static inline int archpmu_arch_event_of(u64 config)
 
 static inline u32 archpmu_fixed_event_code(u32 j)
 {
-	return j < ARCHPMU_LEGACY_FIXED ? archpmu_fixed_event_codes[j] : 0;
+	return j < ARCHPMU_NR_FIXED ? archpmu_fixed_event_codes[j] : 0;
 }
 
 /* Fixed counters whose architectural encodings get events placed on them. */
@@ -250,13 +268,62 @@ static inline bool archpmu_msr_in_block(u32 msr, u32 base, u32 count)
 	return msr >= base && msr < base + count;
 }
 
-/* The only MSRs archpmu ever writes. */
+/* GP counter @i's event select: IA32_PERFEVTSELi, or v6's IA32_PMC_GPi_CFG_A. */
+static inline u32 archpmu_gp_sel_msr(u32 i)
+{
+	return i < ARCHPMU_LEGACY_GP ? ARCHPMU_MSR_PERFEVTSEL0 + i :
+	       ARCHPMU_MSR_V6_GP0_CFG_A + ARCHPMU_MSR_V6_STEP * i;
+}
+
+/*
+ * GP counter @i: IA32_PMCi, or IA32_A_PMCi with @full_width (full-width
+ * writes); v6's IA32_PMC_GPi_CTR, the only address of counters 8 and up.
+ */
+static inline u32 archpmu_gp_ctr_msr(u32 i, bool full_width)
+{
+	if (i >= ARCHPMU_LEGACY_GP)
+		return ARCHPMU_MSR_V6_GP0_CTR + ARCHPMU_MSR_V6_STEP * i;
+	return (full_width ? ARCHPMU_MSR_A_PMC0 : ARCHPMU_MSR_PMC0) + i;
+}
+
+/* GP counter @msr is the event select of (v6 range: counters 8 and up), or -1. */
+static inline int archpmu_gp_of_sel_msr(u32 msr)
+{
+	u32 off = msr - ARCHPMU_MSR_V6_GP0_CFG_A;
+
+	if (archpmu_msr_in_block(msr, ARCHPMU_MSR_PERFEVTSEL0, ARCHPMU_LEGACY_GP))
+		return msr - ARCHPMU_MSR_PERFEVTSEL0;
+	if (msr >= ARCHPMU_MSR_V6_GP0_CFG_A && !(off % ARCHPMU_MSR_V6_STEP) &&
+	    off / ARCHPMU_MSR_V6_STEP >= ARCHPMU_LEGACY_GP &&
+	    off / ARCHPMU_MSR_V6_STEP < ARCHPMU_NR_GP)
+		return off / ARCHPMU_MSR_V6_STEP;
+	return -1;
+}
+
+/* GP counter @msr is the counter of (v6 range: counters 8 and up), or -1. */
+static inline int archpmu_gp_of_ctr_msr(u32 msr)
+{
+	u32 off = msr - ARCHPMU_MSR_V6_GP0_CTR;
+
+	if (archpmu_msr_in_block(msr, ARCHPMU_MSR_PMC0, ARCHPMU_LEGACY_GP))
+		return msr - ARCHPMU_MSR_PMC0;
+	if (archpmu_msr_in_block(msr, ARCHPMU_MSR_A_PMC0, ARCHPMU_LEGACY_GP))
+		return msr - ARCHPMU_MSR_A_PMC0;
+	if (msr >= ARCHPMU_MSR_V6_GP0_CTR && !(off % ARCHPMU_MSR_V6_STEP) &&
+	    off / ARCHPMU_MSR_V6_STEP >= ARCHPMU_LEGACY_GP &&
+	    off / ARCHPMU_MSR_V6_STEP < ARCHPMU_NR_GP)
+		return off / ARCHPMU_MSR_V6_STEP;
+	return -1;
+}
+
+/*
+ * The only MSRs archpmu ever writes: of the v6 range, only the counter and
+ * event select of GP counters 8 and up, which have no other address.
+ */
 static inline bool archpmu_msr_writable(u32 msr)
 {
-	return archpmu_msr_in_block(msr, ARCHPMU_MSR_PMC0, ARCHPMU_LEGACY_GP) ||
-	       archpmu_msr_in_block(msr, ARCHPMU_MSR_PERFEVTSEL0, ARCHPMU_LEGACY_GP) ||
-	       archpmu_msr_in_block(msr, ARCHPMU_MSR_A_PMC0, ARCHPMU_LEGACY_GP) ||
-	       archpmu_msr_in_block(msr, ARCHPMU_MSR_FIXED_CTR0, ARCHPMU_LEGACY_FIXED) ||
+	return archpmu_gp_of_ctr_msr(msr) >= 0 || archpmu_gp_of_sel_msr(msr) >= 0 ||
+	       archpmu_msr_in_block(msr, ARCHPMU_MSR_FIXED_CTR0, ARCHPMU_NR_FIXED) ||
 	       msr == ARCHPMU_MSR_PERF_METRICS ||
 	       archpmu_msr_in_block(msr, ARCHPMU_MSR_FIXED_CTR_CTRL,
 				    ARCHPMU_MSR_GLOBAL_INUSE - ARCHPMU_MSR_FIXED_CTR_CTRL + 1);

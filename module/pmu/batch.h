@@ -46,7 +46,13 @@ struct archpmu_msr_op {
 	u64 *dst;		/* READ: where the value goes */
 };
 
-#define ARCHPMU_BATCH_MAX	64
+/*
+ * The longest batch is a multiplexing turn that moves every counter: a read
+ * and a write of each counter, every event select, FIXED_CTR_CTRL, the ack
+ * and the enable.
+ */
+#define ARCHPMU_BATCH_MAX	80
+static_assert(2 * (ARCHPMU_NR_GP + ARCHPMU_NR_FIXED) + ARCHPMU_NR_GP + 3 <= ARCHPMU_BATCH_MAX);
 
 struct archpmu_batch;
 /* Runs on the batch's CPU with interrupts disabled, in the same cross-call. */

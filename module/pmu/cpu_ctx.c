@@ -35,8 +35,8 @@ static u64 ctx_bit(u32 counter)
 
 	if (idx < 0)
 		return 0;
-	return idx < ARCHPMU_LEGACY_GP ? BIT_ULL(idx) :
-	       BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + idx - ARCHPMU_LEGACY_GP);
+	return idx < ARCHPMU_NR_GP ? BIT_ULL(idx) :
+	       BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + idx - ARCHPMU_NR_GP);
 }
 
 static u64 change_sampling(const struct archpmu_ctx_change *ch)
@@ -185,7 +185,7 @@ void archpmu_ctx_reset_local(struct archpmu_batch *b)
 u64 archpmu_counters_pause_local(u64 bits)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
-	unsigned long gp = bits & GENMASK_ULL(ARCHPMU_LEGACY_GP - 1, 0);
+	unsigned long gp = bits & GENMASK_ULL(ARCHPMU_NR_GP - 1, 0);
 	u64 running = 0, sel;
 	unsigned int i;
 
@@ -196,10 +196,10 @@ u64 archpmu_counters_pause_local(u64 bits)
 			archpmu_global_ctrl_local(0, running);
 		return running;
 	}
-	for_each_set_bit(i, &gp, ARCHPMU_LEGACY_GP)
-		if (!archpmu_rdmsr_local(ARCHPMU_MSR_PERFEVTSEL0 + i, &sel) &&
+	for_each_set_bit(i, &gp, ARCHPMU_NR_GP)
+		if (!archpmu_rdmsr_local(archpmu_gp_sel_msr(i), &sel) &&
 		    (sel & ARCHPMU_EVTSEL_EN) &&
-		    !archpmu_wrmsr_local(ARCHPMU_MSR_PERFEVTSEL0 + i, sel & ~ARCHPMU_EVTSEL_EN))
+		    !archpmu_wrmsr_local(archpmu_gp_sel_msr(i), sel & ~ARCHPMU_EVTSEL_EN))
 			running |= BIT_ULL(i);
 	return running;
 }
@@ -219,9 +219,9 @@ void archpmu_counters_resume_local(u64 running)
 	}
 	/* A PMI in the pause may have throttled one: it stays stopped. */
 	gp &= ~throttled_now(ctx);
-	for_each_set_bit(i, &gp, ARCHPMU_LEGACY_GP)
-		if (!archpmu_rdmsr_local(ARCHPMU_MSR_PERFEVTSEL0 + i, &sel))
-			archpmu_wrmsr_local(ARCHPMU_MSR_PERFEVTSEL0 + i, sel | ARCHPMU_EVTSEL_EN);
+	for_each_set_bit(i, &gp, ARCHPMU_NR_GP)
+		if (!archpmu_rdmsr_local(archpmu_gp_sel_msr(i), &sel))
+			archpmu_wrmsr_local(archpmu_gp_sel_msr(i), sel | ARCHPMU_EVTSEL_EN);
 }
 
 int archpmu_global_ctrl_local(u64 set, u64 clear)

@@ -66,8 +66,8 @@
 #include "arch_pmu.h"
 #include "batch.h"
 
-/* A counter's index in a context: GP i is i, fixed j is ARCHPMU_LEGACY_GP + j. */
-#define ARCHPMU_CTX_COUNTERS	(ARCHPMU_LEGACY_GP + ARCHPMU_LEGACY_FIXED)
+/* A counter's index in a context: GP i is i, fixed j is ARCHPMU_NR_GP + j. */
+#define ARCHPMU_CTX_COUNTERS	(ARCHPMU_NR_GP + ARCHPMU_NR_FIXED)
 
 struct archpmu_sampler;
 
@@ -151,9 +151,9 @@ static inline u64 archpmu_hw_event_start(struct archpmu_hw_event *hw, u64 width_
 
 /* Saved PMU state: what a claim found, to put back on release. */
 struct archpmu_pmu_saved {
-	u64 evtsel[ARCHPMU_LEGACY_GP];
-	u64 pmc[ARCHPMU_LEGACY_GP];
-	u64 fixed[ARCHPMU_LEGACY_FIXED];
+	u64 evtsel[ARCHPMU_NR_GP];
+	u64 pmc[ARCHPMU_NR_GP];
+	u64 fixed[ARCHPMU_NR_FIXED];
 	u64 fixed_ctrl;
 	u64 global_ctrl;
 };
@@ -183,7 +183,7 @@ static inline u64 archpmu_fixed_ctrl_mask(u64 used)
 	u64 mask = 0;
 	u32 j;
 
-	for (j = 0; j < ARCHPMU_LEGACY_FIXED; j++)
+	for (j = 0; j < ARCHPMU_NR_FIXED; j++)
 		if (used & BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + j))
 			mask |= 0xfULL << ARCHPMU_FIXED_SHIFT(j);
 	return mask;
@@ -226,8 +226,8 @@ static inline int archpmu_ctx_index(u32 counter)
 	if (counter & ~(ARCHPMU_COUNTER_FIXED | 0xff))
 		return -1;
 	if (counter & ARCHPMU_COUNTER_FIXED)
-		return idx < ARCHPMU_LEGACY_FIXED ? ARCHPMU_LEGACY_GP + idx : -1;
-	return idx < ARCHPMU_LEGACY_GP ? idx : -1;
+		return idx < ARCHPMU_NR_FIXED ? ARCHPMU_NR_GP + idx : -1;
+	return idx < ARCHPMU_NR_GP ? idx : -1;
 }
 
 /*
@@ -287,15 +287,16 @@ void archpmu_counters_resume_local(u64 running);
  */
 int archpmu_global_ctrl_local(u64 set, u64 clear);
 
-/* A counter's MSR (for a write: IA32_A_PMCx where full-width writes exist). */
+/*
+ * A counter's MSR: for a write, IA32_A_PMCx where full-width writes exist;
+ * GP 8 and up at their v6 address (archpmu_gp_ctr_msr()).
+ */
 static inline u32 archpmu_counter_msr(const struct archpmu_pmu_desc *d, u32 counter,
 				      bool write)
 {
 	if (counter & ARCHPMU_COUNTER_FIXED)
 		return ARCHPMU_MSR_FIXED_CTR0 + (counter & 0xff);
-	if (write && (d->flags & ARCHPMU_PMU_FULL_WIDTH_WRITE))
-		return ARCHPMU_MSR_A_PMC0 + counter;
-	return ARCHPMU_MSR_PMC0 + counter;
+	return archpmu_gp_ctr_msr(counter, write && (d->flags & ARCHPMU_PMU_FULL_WIDTH_WRITE));
 }
 
 static inline u64 archpmu_counter_width_mask(const struct archpmu_pmu_desc *d,

@@ -69,10 +69,10 @@ module_param_cb(model_version, &archpmu_model_num_ops, &model_version_param, 044
 MODULE_PARM_DESC(model_version, "Architectural PMU version, 1-6 (default 4)");
 static uint model_gp = 4;
 static struct archpmu_model_num_param model_gp_param = {
-	.val = &model_gp, .lo = 1, .hi = ARCHPMU_LEGACY_GP,
+	.val = &model_gp, .lo = 1, .hi = ARCHPMU_NR_GP,
 };
 module_param_cb(model_gp, &archpmu_model_num_ops, &model_gp_param, 0444);
-MODULE_PARM_DESC(model_gp, "General-purpose counters, 1-8 (default 4)");
+MODULE_PARM_DESC(model_gp, "General-purpose counters, 1-16, more than 8 on v6 (default 4)");
 static uint model_gp_width = 48;
 static struct archpmu_model_num_param model_gp_width_param = {
 	.val = &model_gp_width, .lo = 8, .hi = 64,
@@ -81,13 +81,13 @@ module_param_cb(model_gp_width, &archpmu_model_num_ops, &model_gp_width_param, 0
 MODULE_PARM_DESC(model_gp_width, "GP counter width in bits, 8-64 (default 48)");
 static uint model_fixed = 3;
 static struct archpmu_model_num_param model_fixed_param = {
-	.val = &model_fixed, .lo = 0, .hi = ARCHPMU_LEGACY_FIXED,
+	.val = &model_fixed, .lo = 0, .hi = ARCHPMU_NR_FIXED,
 };
 module_param_cb(model_fixed, &archpmu_model_num_ops, &model_fixed_param, 0444);
 MODULE_PARM_DESC(model_fixed, "Contiguous fixed counters, CPUID.0AH:EDX[4:0], 0-7 (default 3)");
 static uint model_fixed_mask;
 static struct archpmu_model_num_param model_fixed_mask_param = {
-	.val = &model_fixed_mask, .lo = 0, .hi = BIT(ARCHPMU_LEGACY_FIXED) - 1,
+	.val = &model_fixed_mask, .lo = 0, .hi = BIT(ARCHPMU_NR_FIXED) - 1,
 };
 module_param_cb(model_fixed_mask, &archpmu_model_num_ops, &model_fixed_mask_param, 0444);
 MODULE_PARM_DESC(model_fixed_mask, "v5+: fixed-counter bitmap CPUID.0AH:ECX, bits 0-6 (default 0)");
@@ -114,13 +114,13 @@ module_param(model_anythread_deprecated, bool, 0444);
 MODULE_PARM_DESC(model_anythread_deprecated, "CPUID.0AH:EDX[15] (default 0)");
 static uint model_hybrid_gp;
 static struct archpmu_model_num_param model_hybrid_gp_param = {
-	.val = &model_hybrid_gp, .lo = 0, .hi = ARCHPMU_LEGACY_GP,
+	.val = &model_hybrid_gp, .lo = 0, .hi = ARCHPMU_NR_GP,
 };
 module_param_cb(model_hybrid_gp, &archpmu_model_num_ops, &model_hybrid_gp_param, 0444);
 MODULE_PARM_DESC(model_hybrid_gp, "E-core GP counters (default: model_gp)");
 static uint model_hybrid_fixed_mask;
 static struct archpmu_model_num_param model_hybrid_fixed_mask_param = {
-	.val = &model_hybrid_fixed_mask, .lo = 0, .hi = BIT(ARCHPMU_LEGACY_FIXED) - 1,
+	.val = &model_hybrid_fixed_mask, .lo = 0, .hi = BIT(ARCHPMU_NR_FIXED) - 1,
 };
 module_param_cb(model_hybrid_fixed_mask, &archpmu_model_num_ops, &model_hybrid_fixed_mask_param,
 		0444);
@@ -231,6 +231,11 @@ static int check_layout_params(void)
 {
 	if (model_fixed_mask && model_version < 5) {
 		pr_err("model_fixed_mask needs model_version 5 or later (CPUID.0AH:ECX is reserved before v5)\n");
+		return -EINVAL;
+	}
+	if (max(model_gp, model_hybrid_gp) > ARCHPMU_LEGACY_GP && model_version < 6) {
+		pr_err("more than %u GP counters need model_version 6 (before v6 only IA32_PMC0-7 exist)\n",
+		       ARCHPMU_LEGACY_GP);
 		return -EINVAL;
 	}
 	return 0;

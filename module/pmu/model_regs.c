@@ -10,7 +10,33 @@
 
 #define GP -EIO
 
-enum reg_kind { REG_NONE, REG_PMC, REG_A_PMC, REG_EVTSEL, REG_FIXED };
+enum reg_kind { REG_NONE, REG_PMC, REG_A_PMC, REG_V6_CTR, REG_EVTSEL, REG_FIXED };
+
+/*
+ * v6's range (1900H on): four MSRs a counter, the first the counter (written
+ * at full width), the second a GP counter's event select; the reload MSRs
+ * (CFG_B, CFG_C) are not modelled and raise #GP, as where not enumerated.
+ */
+static enum reg_kind v6_reg(const struct archpmu_pmu_desc *d, u32 msr, u32 *idx)
+{
+	u32 gp = msr - ARCHPMU_MSR_V6_GP0_CTR, fx = msr - ARCHPMU_MSR_V6_FX0_CTR;
+
+	if (d->version < 6)
+		return REG_NONE;
+	if (msr >= ARCHPMU_MSR_V6_GP0_CTR && gp / ARCHPMU_MSR_V6_STEP < ARCHPMU_NR_GP) {
+		*idx = gp / ARCHPMU_MSR_V6_STEP;
+		if (!(d->gp_mask & BIT_ULL(*idx)))
+			return REG_NONE;
+		return gp % ARCHPMU_MSR_V6_STEP == 0 ? REG_V6_CTR :
+		       gp % ARCHPMU_MSR_V6_STEP == 1 ? REG_EVTSEL : REG_NONE;
+	}
+	if (msr >= ARCHPMU_MSR_V6_FX0_CTR && fx / ARCHPMU_MSR_V6_STEP < ARCHPMU_NR_FIXED &&
+	    fx % ARCHPMU_MSR_V6_STEP == 0) {
+		*idx = fx / ARCHPMU_MSR_V6_STEP;
+		return d->fixed_mask & BIT_ULL(*idx) ? REG_FIXED : REG_NONE;
+	}
+	return REG_NONE;
+}
 
 static enum reg_kind counter_reg(const struct archpmu_pmu_desc *d, u32 msr,
 				 u32 *idx)
@@ -30,12 +56,12 @@ static enum reg_kind counter_reg(const struct archpmu_pmu_desc *d, u32 msr,
 		return d->gp_mask & BIT_ULL(*idx) ? REG_EVTSEL : REG_NONE;
 	}
 	if (msr >= ARCHPMU_MSR_FIXED_CTR0 &&
-	    msr < ARCHPMU_MSR_FIXED_CTR0 + ARCHPMU_LEGACY_FIXED) {
+	    msr < ARCHPMU_MSR_FIXED_CTR0 + ARCHPMU_NR_FIXED) {
 		*idx = msr - ARCHPMU_MSR_FIXED_CTR0;
 		return d->version >= 2 && (d->fixed_mask & BIT_ULL(*idx)) ?
 		       REG_FIXED : REG_NONE;
 	}
-	return REG_NONE;
+	return v6_reg(d, msr, idx);
 }
 
 void archpmu_model_regs_reset(struct archpmu_model_regs *r,
@@ -53,13 +79,13 @@ u64 archpmu_model_inuse(const struct archpmu_model_regs *r)
 	u64 inuse = 0;
 	u32 i;
 
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+	for (i = 0; i < ARCHPMU_NR_GP; i++) {
 		if (r->evtsel[i] & ARCHPMU_EVTSEL_EVENT)
 			inuse |= BIT_ULL(i);
 		if (r->evtsel[i] & ARCHPMU_EVTSEL_INT)
 			inuse |= ARCHPMU_INUSE_PMI;
 	}
-	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++) {
+	for (i = 0; i < ARCHPMU_NR_FIXED; i++) {
 		u64 nibble = r->fixed_ctrl >> ARCHPMU_FIXED_SHIFT(i);
 
 		if (nibble & (ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR))
@@ -78,6 +104,7 @@ int archpmu_model_rdmsr(const struct archpmu_model_regs *r, u32 msr, u64 *val)
 	switch (counter_reg(d, msr, &idx)) {
 	case REG_PMC:
 	case REG_A_PMC:
+	case REG_V6_CTR:
 		*val = r->pmc[idx];
 		return 0;
 	case REG_EVTSEL:
@@ -146,6 +173,7 @@ static int write_counter(struct archpmu_model_regs *r, enum reg_kind kind,
 		r->pmc[idx] = (u64)(s64)(s32)(u32)val & gp_mask;
 		return 0;
 	case REG_A_PMC:
+	case REG_V6_CTR:
 		if (val & ~gp_mask)
 			return GP;
 		r->pmc[idx] = val;
@@ -274,6 +302,7 @@ static bool counter_live(const struct archpmu_model_regs *r, enum reg_kind kind,
 	switch (kind) {
 	case REG_PMC:
 	case REG_A_PMC:
+	case REG_V6_CTR:
 		return gp_counting(r, idx, true) || gp_counting(r, idx, false);
 	case REG_FIXED:
 		return fixed_counting(r, idx, true) || fixed_counting(r, idx, false);
@@ -355,11 +384,11 @@ void archpmu_model_inject(struct archpmu_model_regs *r, u32 code, u64 count,
 	u64 fixed_mask = archpmu_width_mask(r->desc->fixed_width);
 	u32 i;
 
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++)
+	for (i = 0; i < ARCHPMU_NR_GP; i++)
 		if (gp_counting(r, i, user) && gp_event(r->evtsel[i]) == code)
 			add(&r->pmc[i], filtered(r->evtsel[i], count), gp_mask,
 			    BIT_ULL(i), gp_pmi(r, i), r);
-	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++)
+	for (i = 0; i < ARCHPMU_NR_FIXED; i++)
 		if (fixed_counting(r, i, user) &&
 		    (code == archpmu_fixed_event_code(i) ||
 		     archpmu_fixed_counter_of(code) == (int)i))
@@ -395,14 +424,14 @@ void archpmu_model_advance(struct archpmu_model_regs *r, u64 ns, bool user,
 	u64 fixed_mask = archpmu_width_mask(r->desc->fixed_width);
 	u32 i;
 
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+	for (i = 0; i < ARCHPMU_NR_GP; i++) {
 		u64 rate = archpmu_model_rate(gp_event(r->evtsel[i]));
 
 		if (gp_counting(r, i, user))
 			add(&r->pmc[i], advance_gp(r->evtsel[i], rate, percent, ns), gp_mask,
 			    BIT_ULL(i), gp_pmi(r, i), r);
 	}
-	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++) {
+	for (i = 0; i < ARCHPMU_NR_FIXED; i++) {
 		u64 rate = archpmu_model_rate(archpmu_fixed_event_code(i)) * percent / 100;
 
 		if (fixed_counting(r, i, user))
@@ -427,7 +456,7 @@ u64 archpmu_model_advance_to_pmi(struct archpmu_model_regs *r, u64 ns, bool user
 	u64 step = ns, wrap;
 	u32 i;
 
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+	for (i = 0; i < ARCHPMU_NR_GP; i++) {
 		u64 sel = r->evtsel[i];
 
 		/* CMASK and edge count cycles, not events: at most one wrap a step. */
@@ -438,7 +467,7 @@ u64 archpmu_model_advance_to_pmi(struct archpmu_model_regs *r, u64 ns, bool user
 				  archpmu_model_rate(gp_event(sel)) * percent / 100);
 		step = wrap < step ? wrap : step;
 	}
-	for (i = 0; i < ARCHPMU_LEGACY_FIXED; i++) {
+	for (i = 0; i < ARCHPMU_NR_FIXED; i++) {
 		if (!fixed_counting(r, i, user) || !fixed_pmi(r, i))
 			continue;
 		wrap = ns_to_wrap(fixed_mask - r->fixed[i] + 1,

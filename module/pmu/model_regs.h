@@ -29,9 +29,9 @@
 struct archpmu_model_regs {
 	const struct archpmu_pmu_desc *desc;	/* the layout being modelled */
 	u64 quirks;				/* ARCHPMU_MODEL_QUIRK_* */
-	u64 evtsel[ARCHPMU_LEGACY_GP];
-	u64 pmc[ARCHPMU_LEGACY_GP];
-	u64 fixed[ARCHPMU_LEGACY_FIXED];
+	u64 evtsel[ARCHPMU_NR_GP];
+	u64 pmc[ARCHPMU_NR_GP];
+	u64 fixed[ARCHPMU_NR_FIXED];
 	u64 fixed_ctrl;
 	u64 global_ctrl;
 	u64 global_status;

@@ -75,7 +75,7 @@ static enum cpuhp_state pmi_hp_state;
 static int ctx_idx(unsigned int bit)
 {
 	return bit < ARCHPMU_BUSY_FIXED_SHIFT ? bit :
-	       ARCHPMU_LEGACY_GP + bit - ARCHPMU_BUSY_FIXED_SHIFT;
+	       ARCHPMU_NR_GP + bit - ARCHPMU_BUSY_FIXED_SHIFT;
 }
 
 static bool global_msrs(const struct archpmu_cpu_ctx *ctx)
@@ -92,7 +92,7 @@ static u64 frz_bit(const struct archpmu_cpu_ctx *ctx)
 /* Stop (or start) one of our counters by its own enable (v1: no GLOBAL_CTRL). */
 static void v1_enable(struct archpmu_hw_event *hw, bool on)
 {
-	u32 msr = ARCHPMU_MSR_PERFEVTSEL0 + hw->counter;
+	u32 msr = archpmu_gp_sel_msr(hw->counter);
 	u64 sel;
 
 	if (archpmu_rdmsr_local(msr, &sel))

@@ -3,7 +3,8 @@
  * archpmu_hog: a test-only module that holds GP counters the way perf and
  * the NMI watchdog do, through reserve_perfctr_nmi()/reserve_evntsel_nmi(),
  * so tests can check that archpmu refuses them with -EBUSY. perf itself
- * reserves every counter at once (nr=<the CPU's GP counters>).
+ * reserves every counter at once (nr=<the CPU's GP counters>, at most the
+ * 8 legacy ones: the bitmaps cover no other address).
  *
  *   insmod archpmu_hog.ko counter=N [nr=K]    holds GP N .. N+K-1
  */

@@ -227,6 +227,10 @@ std::map<uint32_t, uint64_t> pmu_msr_snapshot(const archpmu::Device& dev, uint32
         add(0x186 + i);
         add(0xc1 + i);
     }
+    for (uint32_t i = 8; i < 16; ++i) {  // v6 only: IA32_PMC_GPi_CFG_A and _CTR
+        add(0x1901 + 4 * i);
+        add(0x1900 + 4 * i);
+    }
     for (uint32_t j = 0; j < 7; ++j)
         add(0x309 + j);
     for (uint32_t m = 0x38d; m <= 0x392; ++m)

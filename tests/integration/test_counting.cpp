@@ -178,6 +178,45 @@ TEST_CASE("EQ compares with CMASK for equality where leaf 23H enumerates it", "[
     CHECK(open_errno("cpu/event=0xc0,umask2=1/@fixed0") == EMEDIUMTYPE);
 }
 
+TEST_CASE("all 10 GP counters of an Arrow Lake P-core count, and are put back as found",
+          "[counting][v6]")
+{
+    LoadedModule module(std::string(kExact) + dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
+    archpmu::Device dev;
+    const auto sel = [](uint32_t n) { return n < 8 ? 0x186 + n : 0x1901 + 4 * n; };
+    const auto ctr = [](uint32_t n) { return n < 8 ? 0xc1 + n : 0x1900 + 4 * n; };
+    // What perf leaves behind: event selects with EN cleared, and counts.
+    for (uint32_t n = 0; n < 10; ++n) {
+        model_write_msr(dev, 0, sel(n), 0x1300c4 + n);
+        model_write_msr(dev, 0, ctr(n), 1000 + n);
+    }
+    const auto before = pmu_msr_snapshot(dev, 0);
+    REQUIRE(before.at(0x1925) == 0x1300cd);  // GP 9's event select: the v6 range exists
+    std::string list;
+    for (uint32_t n = 0; n < 10; ++n)
+        list += (n ? "," : "") + std::string(n % 2 ? "branches" : "instructions") + "@gp" +
+                std::to_string(n);
+    {
+        Session s(events(list + ",instructions"), on_cpus({0}));
+        s.start();
+        CHECK((model_read_msr(dev, 0, 0x1921) & ARCHPMU_EVTSEL_EN) != 0);
+        CHECK((model_read_msr(dev, 0, 0x1925) & 0xffff) == 0x00c4);
+        inject(0, 0x00c0, 7);
+        inject(0, 0x00c4, 3);
+        s.stop();
+        CHECK(values(s)[0] == std::vector<uint64_t>{7, 3, 7, 3, 7, 3, 7, 3, 7, 3, 7});
+        const auto snap = s.read();
+        for (const auto& v : snap.values)
+            if (v.event < 10)
+                CHECK(v.counter == v.event);
+        // Ten GP events and a fixed one: nothing is left for an eleventh.
+        CHECK(open_errno("branches", {0}) == EBUSY);
+    }
+    CHECK(pmu_msr_snapshot(dev, 0) == before);
+    // The E-cores (CPU 1) have no GP counter 8.
+    CHECK(open_errno("branches@gp8", {1}) == ECHRNG);
+}
+
 TEST_CASE("64-bit totals stay exact through wraps of a narrow counter", "[counting]")
 {
     LoadedModule module(std::string(kExact) +

@@ -286,6 +286,27 @@ TEST_CASE("allocation goes around counters perf holds, and says who holds them",
     }
 }
 
+TEST_CASE("GP 8 and up have no reservation of their own: perf is kept off them too",
+          "[hardening][sharing][v6]")
+{
+    LoadedModule module(std::string(kExact) + dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
+    // perf on a kernel that reads leaf 0AH holds GP 0-7 and rewrites GLOBAL_CTRL with
+    // their bits, which stops GP 8 and 9: nothing opens, not even on them.
+    REQUIRE(load_hog(0, 8) == 0);
+    for (const char* spec : {"branches", "branches@gp8", "instructions"}) {
+        CAPTURE(spec);
+        CHECK_THAT(open_message(spec, {0}), Catch::Contains("perf"));
+    }
+    CHECK(unload_hog() == 0);
+    {
+        // A session on GP 8 alone holds a legacy counter's reservation: perf stays out.
+        Session s(archpmu::parse_event_list("branches@gp8"), on_cpus({0}));
+        CHECK(load_hog(0) != 0);
+    }
+    CHECK(load_hog(0) == 0);
+    CHECK(unload_hog() == 0);
+}
+
 TEST_CASE("archpmu and perf never share the PMU", "[hardening][sharing]")
 {
     LoadedModule module(std::string(kExact) + "model_version=4 model_gp=4");

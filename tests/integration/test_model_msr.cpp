@@ -91,6 +91,25 @@ TEST_CASE("model MSRs of a v5 part with full-width writes", "[model-msr]")
     }
 }
 
+TEST_CASE("model MSRs of a v6 part with 12 GP counters: GP 8 and up at 1900H only",
+          "[model-msr][v6]")
+{
+    LoadedModule module("backend=model model_version=6 model_gp=12 model_fixed=3");
+    const archpmu::Device dev;
+    const uint32_t cpu = 0;
+    CHECK(model_read_msr(dev, cpu, CTRL) == 0xfff);
+    model_write_msr(dev, cpu, 0x1900 + 4 * 11, 0xffffffffffffULL);  // GP 11: full width
+    CHECK(model_read_msr(dev, cpu, 0x1900 + 4 * 11) == 0xffffffffffffULL);
+    model_write_msr(dev, cpu, PMC0 + 3, 42);  // GP 3: 190CH aliases IA32_PMC3
+    CHECK(model_read_msr(dev, cpu, 0x1900 + 4 * 3) == 42);
+    CHECK(read_errno(dev, cpu, 0x1900 + 4 * 12) == EIO);  // no GP 12
+    CHECK(read_errno(dev, cpu, 0x1902 + 4 * 8) == EIO);   // reload: not modelled
+    CHECK(read_errno(dev, cpu, EVTSEL0 + 8) == EIO);      // 18EH is not GP 8's
+    // archpmu writes an alias of GP 0-7 never, and the reload MSRs never.
+    CHECK(write_errno(dev, cpu, 0x1900 + 4 * 3, 0) == EACCES);
+    CHECK(write_errno(dev, cpu, 0x1902 + 4 * 8, 0) == EACCES);
+}
+
 TEST_CASE("model register files are per CPU", "[model-msr]")
 {
     LoadedModule module("backend=model");

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -628,6 +629,37 @@ TEST_CASE("a fixed counter samples, on v2 and v5 layouts too", "[sampling]")
         inject_events(cpu, kInstructions, 1000);
     const auto recs = ring.drain();
     CHECK(count_type(recs, ARCHPMU_RECORD_SAMPLE) == 5);
+}
+
+TEST_CASE("GP counters 8 and 9 of an Arrow Lake P-core sample exactly", "[sampling][v6]")
+{
+    LoadedModule mod(
+        "backend=model model_rate_percent=0 sample_cpu_percent=100 "
+        "sample_max_rate=10000000 " +
+        dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
+    const auto dev = open_device();
+    SampleOpen so;
+    so.events = {{kInstructions | kUsr, ARCHPMU_EVENT_PIN, 9},
+                 {kBranches | kUsr, ARCHPMU_EVENT_PIN, 8}};
+    so.specs = {{100, 21, 0, 0}, {50, 22, 0, 0}};
+    so.cpus = {0};  // a P-core
+    so.flags |= ARCHPMU_COUNT_OPEN_START;
+    const int fd = so.open(dev.get());
+    REQUIRE(fd >= 0);
+    const UniqueFd session(fd);
+    Ring ring(fd, 0, ARCHPMU_RING_DEFAULT_PAGES);
+    for (int i = 0; i < 10; i++) {
+        inject_events(0, kInstructions, 100);
+        inject_events(0, kBranches, 50);
+    }
+    const auto recs = ring.drain();
+    std::map<uint64_t, int> by_id;
+    for (const auto& s : recs)
+        if (s.type == ARCHPMU_RECORD_SAMPLE)
+            by_id[s.id]++;
+    CHECK(by_id == std::map<uint64_t, int>{{21, 10}, {22, 10}});
+    CHECK(count_of(fd, 0, 0) == 1000);
+    CHECK(count_of(fd, 0, 1) == 500);
 }
 
 TEST_CASE("v1 has no status MSR: overflows are found by the counter's value", "[sampling]")

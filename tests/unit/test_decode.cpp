@@ -196,6 +196,38 @@ TEST_CASE("only architectural PMU MSRs are writable", "[decode][allowlist]")
     for (uint32_t msr : {0x10u, 0xc0u, 0xc9u, 0x18eu, 0x198u, 0x1a0u, 0x1d9u, 0x310u, 0x345u,
                          0x38cu, 0x393u, 0x4c9u, 0x1900u})
         CHECK_FALSE(archpmu_msr_writable(msr));
+    // v6's range: the counter and event select of GP counters 8-15, which have no
+    // other address; not the reload MSRs, not the aliases of GP 0-7 or fixed counters.
+    for (uint32_t n = 8; n < 16; ++n) {
+        CHECK(archpmu_msr_writable(0x1900 + 4 * n));
+        CHECK(archpmu_msr_writable(0x1901 + 4 * n));
+        CHECK_FALSE(archpmu_msr_writable(0x1902 + 4 * n));
+        CHECK_FALSE(archpmu_msr_writable(0x1903 + 4 * n));
+    }
+    for (uint32_t msr : {0x1901u, 0x191cu, 0x191du, 0x1940u, 0x1941u, 0x1980u, 0x1984u, 0x18ffu})
+        CHECK_FALSE(archpmu_msr_writable(msr));
+}
+
+TEST_CASE("GP counters 8 and up have only v6 addresses", "[decode][allowlist]")
+{
+    CHECK(archpmu_gp_sel_msr(0) == 0x186);
+    CHECK(archpmu_gp_sel_msr(7) == 0x18d);
+    CHECK(archpmu_gp_sel_msr(8) == 0x1921);
+    CHECK(archpmu_gp_sel_msr(9) == 0x1925);
+    CHECK(archpmu_gp_ctr_msr(7, false) == 0xc8);
+    CHECK(archpmu_gp_ctr_msr(7, true) == 0x4c8);
+    CHECK(archpmu_gp_ctr_msr(8, false) == 0x1920);
+    CHECK(archpmu_gp_ctr_msr(15, true) == 0x193c);
+    // Not a GP counter's: below the range, the aliases of GP 0-7, the reload MSRs, GP 16.
+    for (uint32_t msr : {0x18ffu, 0x1900u, 0x1901u, 0x191du, 0x1922u, 0x1923u, 0x1940u, 0x1941u}) {
+        CHECK(archpmu_gp_of_sel_msr(msr) == -1);
+        CHECK(archpmu_gp_of_ctr_msr(msr) == -1);
+    }
+    for (uint32_t n = 0; n < ARCHPMU_NR_GP; ++n) {
+        CHECK(archpmu_gp_of_sel_msr(archpmu_gp_sel_msr(n)) == int(n));
+        CHECK(archpmu_gp_of_ctr_msr(archpmu_gp_ctr_msr(n, false)) == int(n));
+        CHECK(archpmu_gp_of_ctr_msr(archpmu_gp_ctr_msr(n, true)) == int(n));
+    }
 }
 
 TEST_CASE("TSX_FORCE_ABORT without RTM_ALWAYS_ABORT marks GP counter 3 as TSX's", "[decode]")

@@ -98,6 +98,44 @@ TEST_CASE("model: absent counters raise #GP", "[model]")
     CHECK(v3.try_read(ARCHPMU_MSR_GLOBAL_STATUS_SET) == kGP);
 }
 
+TEST_CASE("model: v6's range aliases the legacy counters and holds GP 8 and up", "[model]")
+{
+    Model m(layout(6, 10, 48, 3));
+    // GP 0-7: the same registers at both addresses.
+    CHECK(m.write(0x1900 + 4 * 2, 0xff0123456789ULL) == 0);  // full width, without FW_WRITE
+    CHECK(m.read(ARCHPMU_MSR_PMC0 + 2) == 0xff0123456789ULL);
+    CHECK(m.write(ARCHPMU_MSR_PERFEVTSEL0 + 7, 0x4300c0) == 0);
+    CHECK(m.read(0x1901 + 4 * 7) == 0x4300c0);
+    // GP 8 and 9 exist only here; a bit above the width or a reserved bit is #GP.
+    CHECK(m.write(0x1900 + 4 * 9, 0xffffffffffffULL) == 0);
+    CHECK(m.read(0x1900 + 4 * 9) == 0xffffffffffffULL);
+    CHECK(m.write(0x1900 + 4 * 9, 1ULL << 48) == kGP);
+    CHECK(m.write(0x1901 + 4 * 8, 0x4300c4) == 0);
+    CHECK(m.read(0x1901 + 4 * 8) == 0x4300c4);
+    CHECK(m.write(0x1901 + 4 * 8, 1ULL << 32) == kGP);
+    CHECK(m.read(ARCHPMU_MSR_GLOBAL_CTRL) == 0x3ff);
+    // No GP 10; the reload MSRs are not modelled; fixed counters alias too.
+    CHECK(m.try_read(0x1900 + 4 * 10) == kGP);
+    CHECK(m.try_read(0x1901 + 4 * 10) == kGP);
+    CHECK(m.try_read(0x1902 + 4 * 8) == kGP);
+    CHECK(m.try_read(0x1903) == kGP);
+    CHECK(m.write(ARCHPMU_MSR_FIXED_CTR0 + 1, 5) == 0);
+    CHECK(m.read(0x1980 + 4 * 1) == 5);
+    CHECK(m.try_read(0x1980 + 4 * 3) == kGP);
+    CHECK(m.try_read(0x1981) == kGP);
+    // GP 9 counts and overflows like the others.
+    CHECK(m.write(0x1900 + 4 * 9, 0xfffffffffffeULL) == 0);
+    CHECK(m.write(0x1901 + 4 * 9, 0x00c0 | 1ULL << 16 | 1ULL << 22) == 0);
+    archpmu_model_inject(&m.regs, 0x00c0, 5, true);
+    CHECK(m.read(0x1900 + 4 * 9) == 3);
+    CHECK(m.read(ARCHPMU_MSR_GLOBAL_STATUS) == 1ULL << 9);
+    // Before v6 the range does not exist.
+    Model v5(layout(5, 8, 48, 3));
+    CHECK(v5.try_read(0x1900) == kGP);
+    CHECK(v5.write(0x1901, 0) == kGP);
+    CHECK(v5.try_read(0x1980) == kGP);
+}
+
 TEST_CASE("model: PERFEVTSEL reserved bits raise #GP", "[model]")
 {
     Model v2(layout(2, 2, 40, 3));

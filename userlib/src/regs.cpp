@@ -19,6 +19,17 @@ constexpr std::uint32_t kGlobalCtrl = 0x38f;
 constexpr std::uint32_t kGlobalInuse = 0x392;
 constexpr unsigned kGp = 8;
 constexpr unsigned kFixed = 7;
+// v6: GP counter n's counter at 1900H + 4n, its event select (CFG_A) one above.
+constexpr std::uint32_t kV6Gp0Ctr = 0x1900;
+constexpr std::uint32_t kV6Step = 4;
+constexpr unsigned kV6Gp = 32;
+
+// GP counter n of v6's range whose register `msr` is at `offset` (0: CTR, 1: CFG_A).
+bool is_v6_gp(std::uint32_t msr, std::uint32_t offset)
+{
+    return msr >= kV6Gp0Ctr && msr < kV6Gp0Ctr + kV6Step * kV6Gp &&
+           (msr - kV6Gp0Ctr) % kV6Step == offset;
+}
 
 using Fields = std::vector<std::pair<std::string, std::uint64_t>>;
 
@@ -98,6 +109,9 @@ std::string register_name(std::uint32_t msr)
         return "IA32_PMC" + std::to_string(msr - kPmc0);
     if (msr >= kFixedCtr0 && msr < kFixedCtr0 + kFixed)
         return "IA32_FIXED_CTR" + std::to_string(msr - kFixedCtr0);
+    if (is_v6_gp(msr, 0) || is_v6_gp(msr, 1))
+        return "IA32_PMC_GP" + std::to_string((msr - kV6Gp0Ctr) / kV6Step) +
+               (is_v6_gp(msr, 0) ? "_CTR" : "_CFG_A");
     switch (msr) {
         case kFixedCtrCtrl:
             return "IA32_FIXED_CTR_CTRL";
@@ -119,7 +133,7 @@ std::string register_name(std::uint32_t msr)
 std::vector<std::pair<std::string, std::uint64_t>> decode_register(std::uint32_t msr,
                                                                    std::uint64_t value)
 {
-    if (msr >= kEvtsel0 && msr < kEvtsel0 + kGp)
+    if ((msr >= kEvtsel0 && msr < kEvtsel0 + kGp) || is_v6_gp(msr, 1))
         return decode_evtsel(value);
     switch (msr) {
         case kFixedCtrCtrl:

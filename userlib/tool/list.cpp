@@ -38,17 +38,17 @@ bool matches(const std::string& name, const std::string& pattern)
 // The counters archpmu places architectural event `bit` on, by its name as stat takes
 // it, for one PMU (as the module's allocator does: the fixed counter of its encoding
 // among the four it places events on by themselves, on v2 and later; the GP counters
-// below 8, not GP 3 under TSX_FORCE_ABORT, unless the encoding is a fixed counter's
-// own, event 00H, as perf's ref-cycles); and those the PMU has that archpmu does not
-// drive yet (GP 8 and up, in the v6 MSR range). The module's own limits (4 and 8)
-// are in module/pmu/arch_pmu.h, not in the ABI.
+// the module drives (Info::max_gp_counters), not GP 3 under TSX_FORCE_ABORT, unless the
+// encoding is a fixed counter's own, event 00H, as perf's ref-cycles); and those the PMU
+// has beyond what the module drives. The four auto-placed fixed counters are
+// module/pmu/arch_pmu.h's, not in the ABI.
 struct ArchCounters {
     std::vector<std::uint32_t> fixed;
     std::vector<std::uint32_t> gp;
     std::vector<std::uint32_t> gp_not_driven;
 };
 
-ArchCounters arch_counters(const CpuInfo& pmu, unsigned bit)
+ArchCounters arch_counters(const CpuInfo& pmu, unsigned bit, std::uint32_t max_gp)
 {
     constexpr std::uint32_t kFixedCodes[] = {
 #define ARCHPMU_FIXED_CODE(j, event, umask) (event) | (umask) << 8,
@@ -56,7 +56,6 @@ ArchCounters arch_counters(const CpuInfo& pmu, unsigned bit)
 #undef ARCHPMU_FIXED_CODE
     };
     constexpr std::uint32_t kAutoPlacedFixed = 4;
-    constexpr std::uint32_t kLegacyGp = 8;
     ArchCounters c;
     const auto code =
         static_cast<std::uint32_t>(parse_event(std::string(arch_event_name(bit))).config & 0xffff);
@@ -67,7 +66,8 @@ ArchCounters arch_counters(const CpuInfo& pmu, unsigned bit)
     for (std::uint32_t n = 0; n < 64 && !fixed_only; ++n) {
         if (!(pmu.gp_mask & (1ULL << n)))
             continue;
-        if (n >= kLegacyGp)
+        // GP 8 and up have addresses only on v6 (IA32_PMC_GPn_CTR at 1900H + 4n).
+        if (n >= max_gp || (n >= 8 && pmu.version < 6))
             c.gp_not_driven.push_back(n);
         else if (!(n == 3 && pmu.tsx_force_abort()))
             c.gp.push_back(n);
@@ -99,7 +99,7 @@ struct Availability {
     std::vector<std::pair<std::string, ArchCounters>> counters;
 };
 
-Availability availability(const std::vector<CpuInfo>& cpus, unsigned bit)
+Availability availability(const std::vector<CpuInfo>& cpus, unsigned bit, std::uint32_t max_gp)
 {
     Availability a;
     const std::string name(arch_event_name(bit));
@@ -109,7 +109,7 @@ Availability availability(const std::vector<CpuInfo>& cpus, unsigned bit)
         if (has) {
             a.cpus.insert(a.cpus.end(), g.cpus.begin(), g.cpus.end());
             a.counters.emplace_back(g.pmu.hybrid() ? std::string(to_string(g.pmu.core_type)) : "",
-                                    arch_counters(g.pmu, bit));
+                                    arch_counters(g.pmu, bit, max_gp));
         }
         if (!g.pmu.hybrid())
             continue;
@@ -224,7 +224,7 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
             j["config"] = fmt::format("{:#x}", arch_event_code(bit));
             j["top_down"] = is_top_down(bit);
             if (info) {
-                const auto a = availability(cpus, bit);
+                const auto a = availability(cpus, bit, info->max_gp_counters);
                 j["cpus"] = a.cpus;
                 j["core_types"] = a.core_types;
                 // {core type, or "all": {fixed, gp, gp_not_driven}} per PMU that has it.
@@ -257,7 +257,7 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
         const std::uint32_t code = arch_event_code(bit);
         std::string where;
         if (info) {
-            const auto a = availability(cpus, bit);
+            const auto a = availability(cpus, bit, info->max_gp_counters);
             where = describe(a, cpus.size());
             std::string counters;
             for (const auto& [type, c] : a.counters)

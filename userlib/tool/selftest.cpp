@@ -175,10 +175,16 @@ Check conditions(const std::vector<CpuInfo>& cpus)
 constexpr std::uint32_t kGlobalStatus = 0x38e;
 constexpr std::uint32_t kPerfMetrics = 0x329;
 
+// v6's GP counter n: its counter at 1900H + 4n, its event select one above.
+bool is_v6_counter(std::uint32_t msr)
+{
+    return msr >= 0x1900 && msr < 0x1980 && (msr - 0x1900) % 4 == 0;
+}
+
 bool is_counter(std::uint32_t msr)
 {
     return (msr >= 0xc1 && msr < 0xc1 + 32) || (msr >= 0x4c1 && msr < 0x4c1 + 32) ||
-           (msr >= 0x309 && msr < 0x309 + 16);
+           (msr >= 0x309 && msr < 0x309 + 16) || is_v6_counter(msr);
 }
 
 // A counter's value is ours to compare only when nothing counts with it.
@@ -190,6 +196,8 @@ bool counter_idle(const std::map<std::uint32_t, std::uint64_t>& regs, std::uint3
     };
     if (msr >= 0x309 && msr < 0x309 + 16)
         return ((at(0x38d) >> (4 * (msr - 0x309))) & 0x3) == 0;
+    if (is_v6_counter(msr))
+        return (at(msr + 1) & ARCHPMU_EVTSEL_EN) == 0;
     const std::uint32_t i = msr >= 0x4c1 ? msr - 0x4c1 : msr - 0xc1;
     return (at(0x186 + i) & ARCHPMU_EVTSEL_EN) == 0;
 }
