@@ -293,6 +293,31 @@ TEST_CASE("a task session counts its thread only while it runs, on every CPU", "
         CHECK(pmu_msr_snapshot(dev, cpu) == before[cpu]);
 }
 
+TEST_CASE("a task session counts on GP 8 and 9 of a v6 PMU, as it moves between CPUs", "[task][v6]")
+{
+    LoadedModule module(std::string(kExact) + " model_version=6 model_gp=10");
+    archpmu::Device dev;
+    std::map<uint32_t, std::map<uint32_t, uint64_t>> before;
+    for (unsigned cpu : {0, 1})
+        before[cpu] = pmu_msr_snapshot(dev, cpu);
+    {
+        pin_to(0);
+        auto session = self_session("branches@gp9,instructions@gp8");
+        inject_here(kBranches, 1000);
+        inject_here(0x00c0, 10);
+        pin_to(1);
+        inject_here(kBranches, 300);
+        CHECK((model_read_msr(dev, 1, 0x1925) & ARCHPMU_EVTSEL_EN) != 0);  // GP 9 on CPU 1
+        const auto s = session.read();
+        CHECK(total(s, 0) == 1300);
+        CHECK(total(s, 1) == 10);
+        CHECK(on_cpu(s, 1).value == 300);
+        unpin();
+    }
+    for (unsigned cpu : {0, 1})
+        CHECK(pmu_msr_snapshot(dev, cpu) == before[cpu]);
+}
+
 TEST_CASE("a task session keeps its count across CPU hotplug", "[task][hotplug]")
 {
     LoadedModule module(kExact);
