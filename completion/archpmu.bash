@@ -40,7 +40,7 @@ _archpmu()
 	local cmd="" i start=0
 	for ((i = 1; i < cword; i++)); do
 		case "${words[i]}" in
-		-d | --device) ((i++)) ;;
+		--device) ((i++)) ;;
 		-*) ;;
 		*)
 			cmd=${words[i]}
@@ -52,13 +52,13 @@ _archpmu()
 
 	if [[ -z $cmd ]]; then
 		case "$prev" in
-		-d | --device)
+		--device)
 			_filedir
 			return
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-d --device --version -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--device --version -h --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
 		fi
@@ -79,16 +79,16 @@ _archpmu()
 	stat)
 		opts="-e --event -a --all-cpus -C --cpu -p --pid -t --tid -A --per-cpu
 			-I --interval-print -x --field-separator -j --json-output --json -o --output
-			--append -r --repeat --duration -d --device -h --help"
+			--append -r --repeat --duration --topdown --td-level -d --detailed --device -h --help"
 		with_value="-e --event -C --cpu -p --pid -t --tid -I --interval-print
-			-x --field-separator -o --output -r --repeat --duration -d --device"
+			-x --field-separator -o --output -r --repeat --duration --td-level --device"
 		;;
 	record)
 		opts="-e --event -c --count -F --freq -a --all-cpus -C --cpu -p --pid -t --tid
-			-o --output -g --call-graph -m --mmap-pages --sample-read --duration -d --device
+			-o --output -g --call-graph -m --mmap-pages --sample-read --duration --device
 			-h --help"
 		with_value="-e --event -c --count -F --freq -C --cpu -p --pid -t --tid -o --output
-			--call-graph -m --mmap-pages --duration -d --device"
+			--call-graph -m --mmap-pages --duration --device"
 		;;
 	*) return ;;
 	esac
@@ -120,7 +120,7 @@ _archpmu()
 		compopt -o nospace
 		return
 		;;
-	-o | --output | -d | --device)
+	-o | --output | --device)
 		_filedir
 		return
 		;;

@@ -46,7 +46,7 @@ completions=$(bash -c '
 	complete_words archpmu stat --app
 	complete_words archpmu stat -e cycles,instr
 	complete_words archpmu stat -e cycles sle
-	complete_words archpmu -d /dev/archpmu rec
+	complete_words archpmu --device /dev/archpmu rec
 	complete_words archpmu stat -x , sle
 	complete_words archpmu stat -e cycles : u sle
 ' _ "$top/completion/archpmu.bash")
@@ -55,7 +55,7 @@ grep -qx "archpmu stat --app => --append" <<<"$completions" || bad "completion o
 grep -qx "archpmu stat -e cycles,instr => cycles,instructions" <<<"$completions" ||
 	bad "completion of an event list"
 grep -q "^archpmu stat -e cycles sle => .*sleep" <<<"$completions" || bad "completion of the COMMAND"
-grep -qx "archpmu -d /dev/archpmu rec => record" <<<"$completions" || bad "completion after -d"
+grep -qx "archpmu --device /dev/archpmu rec => record" <<<"$completions" || bad "completion after --device"
 # An option's value is not the COMMAND (-x SEP), and a modifier's ':' does not shift it.
 grep -q "^archpmu stat -x , sle => .*sleep" <<<"$completions" || bad "completion after -x SEP"
 grep -q "^archpmu stat -e cycles : u sle => .*sleep" <<<"$completions" || bad "completion after cycles:u"

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "harness.hpp"
 
@@ -101,4 +103,54 @@ TEST_CASE("stat -I prints one line per interval, and the last partial one", "[st
     // The last line is stamped at the end of the count, past 0.4 s.
     const auto last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
     CHECK(std::stod(last) >= 0.45);
+}
+
+TEST_CASE("stat --topdown gives level 1 per core type of an Arrow Lake, exactly",
+          "[stat-tool][topdown]")
+{
+    LoadedModule module("model_rate_percent=0 " +
+                        dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
+    // The P-core (CPU 0) has slots and no bad-spec event: 200 slots, of which retiring
+    // 100, frontend 40, backend 40, so bad speculation 20. The E-core (CPU 1) has all four
+    // categories and no slots: retiring 60, bad speculation 20, frontend and backend 10.
+    std::string work;
+    for (const auto& [cpu, code, n] :
+         std::vector<std::tuple<unsigned, const char*, unsigned>>{{0, "0x01a4", 200},
+                                                                  {0, "0x02c2", 100},
+                                                                  {0, "0x019c", 40},
+                                                                  {0, "0x02a4", 40},
+                                                                  {1, "0x02c2", 60},
+                                                                  {1, "0x0073", 20},
+                                                                  {1, "0x019c", 10},
+                                                                  {1, "0x02a4", 10}})
+        work += (work.empty() ? "" : "; ") + injector(cpu, code, n);
+    auto r = run_tool("stat --topdown -x, -C 0,1 -- sh -c '" + work + "'");
+    REQUIRE(r.status == 0);
+    CHECK(r.out ==
+          "pmu,Retiring,Bad Speculation,Frontend Bound,Backend Bound,\n"
+          "cpu_core,50.0,10.0,20.0,20.0,\n"
+          "cpu_atom,60.0,20.0,10.0,10.0,\n");
+    r = run_tool("stat --topdown -C 0,1 -- sh -c '" + work + "'");
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("            Retiring      Bad Speculation       Frontend "
+                                      "Bound        Backend Bound \n"));
+    CHECK_THAT(r.out, Catch::Contains("cpu_core                50.0%                10.0%"));
+    r = run_tool("stat --topdown --td-level 2 -C 0 --duration 0.1");
+    CHECK(r.status == 129);
+    CHECK_THAT(r.out, Catch::Contains("the max level is 1"));
+}
+
+TEST_CASE(
+    "stat --topdown is refused, saying why, where no CPU has the events; -d is not the device",
+    "[stat-tool][topdown]")
+{
+    LoadedModule module("model_rate_percent=0 " + dump_params("GenuineIntel00506E3_Skylake.txt"));
+    auto r = run_tool("stat --topdown -a --duration 0.1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("no CPU here has the architectural top-down events"));
+    CHECK_THAT(r.out, Catch::Contains("PERF_METRICS"));
+    r = run_tool("stat -d -- true");
+    CHECK(r.status == 129);
+    CHECK_THAT(r.out, Catch::Contains("--device"));
+    CHECK(run_tool("stat --device /dev/archpmu -e instructions -- true").status == 0);
 }

@@ -227,14 +227,18 @@ TEST_CASE("command-line errors name the argument, show the usage and exit 129", 
     CHECK_THAT(refused({"stat", "-C", "0", "-C", "1", "--duration", "1"}), Contains("--cpu"));
     CHECK(refused({"info", "--", "ls"}) == "archpmu info: takes no COMMAND");
     CHECK_THAT(refused({"info", "ls"}), Contains("ls"));
-    CHECK_THAT(refused({"-d", "", "info"}),
-               Contains("archpmu info: -d/--device: the path is empty"));
+    CHECK_THAT(refused({"--device", "", "info"}),
+               Contains("archpmu info: --device: the path is empty"));
+    // -d is perf stat's --detailed, refused until it exists; the device is --device.
+    CHECK_THAT(refused({"stat", "-d", "--", "true"}), Contains("--device"));
+    CHECK_THAT(refused({"stat", "-dd", "--", "true"}), Contains("-d/--detailed"));
+    CHECK_THAT(refused({"-d", "/dev/x", "info"}), Contains("-d"));
 }
 
 TEST_CASE("good command lines parse into checked options", "[stat-args]")
 {
-    auto cmd = parse({"-d", "/dev/x", "stat", "-e", "cycles:u,instructions", "-e", "branches", "-C",
-                      "2,0-1", "-A", "-I", "100", "-x", "\\t", "--duration", "0.5"});
+    auto cmd = parse({"--device", "/dev/x", "stat", "-e", "cycles:u,instructions", "-e", "branches",
+                      "-C", "2,0-1", "-A", "-I", "100", "-x", "\\t", "--duration", "0.5"});
     REQUIRE(cmd.action == Command::Action::stat);
     CHECK(cmd.stat.device == "/dev/x");
     REQUIRE(cmd.stat.events.size() == 3);
@@ -321,8 +325,8 @@ TEST_CASE("the COMMAND may follow the options without --, as in perf", "[stat-ar
     CHECK(command_of({"stat", "-aA", "sleep", "1"}) == Words{"sleep", "1"});
     CHECK(command_of({"stat", "-e", "cycles", "--", "-dash", "--"}) == Words{"-dash", "--"});
     CHECK(command_of({"stat", "--", "stat"}) == Words{"stat"});
-    // -d/--device before or after the subcommand.
-    CHECK(parse({"stat", "-d", "/dev/x", "true"}).stat.device == "/dev/x");
+    // --device before or after the subcommand.
+    CHECK(parse({"stat", "--device", "/dev/x", "true"}).stat.device == "/dev/x");
     CHECK(parse({"--device=/dev/y", "stat", "true"}).stat.device == "/dev/y");
     const auto rec = parse({"record", "-F", "99", "-o", "p.data", "sleep", "1"});
     REQUIRE(rec.action == Command::Action::record);

@@ -333,10 +333,10 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
     CLI::App app{"archpmu: the Intel architectural PMU through /dev/archpmu"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("archpmu version ") + ARCHPMU_VERSION_STRING);
-    // -d/--device also after the subcommand.
+    // --device also after the subcommand; not -d, which is perf stat's --detailed.
     app.fallthrough();
     cmd.device = kDefaultDevicePath;
-    app.add_option("-d,--device", cmd.device, "the archpmu device")->capture_default_str();
+    app.add_option("--device", cmd.device, "the archpmu device")->capture_default_str();
 
     auto* info = app.add_subcommand("info", "describe every CPU's PMU, grouped by layout");
     info->add_flag("-j,--json", cmd.json, "print JSON instead of a table");
@@ -448,6 +448,17 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                          "run COMMAND N times (1-" + std::to_string(kMaxRepeat) +
                              ") and print each count's mean and spread, as perf does")
             ->type_name("N");
+    bool topdown = false;
+    std::string td_level;
+    bool detailed = false;
+    stat->add_flag("--topdown", topdown,
+                   "top-down level 1 as perf stat --topdown (retiring, bad speculation, "
+                   "frontend and backend bound), from the architectural top-down events");
+    auto* td_level_opt =
+        stat->add_option("--td-level", td_level, "the top-down level: 1, the one there is")
+            ->type_name("N");
+    stat->add_flag("-d,--detailed", detailed,
+                   "perf's detailed events (L1, LLC, TLB): not supported yet, refused");
     auto* duration_opt = stat->add_option("--duration", duration,
                                           "count for SECONDS, without a COMMAND (more than 0, "
                                           "at most " +
@@ -496,8 +507,8 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
     try {
         app.parse(own_args, argv);
         if (cmd.device.empty())
-            refuse("-d/--device", "the path is empty; give the device node (default " +
-                                      std::string(kDefaultDevicePath) + ")");
+            refuse("--device", "the path is empty; give the device node (default " +
+                                   std::string(kDefaultDevicePath) + ")");
         if (info->parsed()) {
             if (!command.empty())
                 return usage("takes no COMMAND");
@@ -544,6 +555,23 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             cmd.record.cmdline.assign(argv, argv + argc);
             cmd.action = Command::Action::record;
             return cmd;
+        }
+        if (detailed)
+            return usage(
+                "-d/--detailed: perf's detailed events are not supported yet (the device "
+                "option is --device)");
+        if (td_level_opt->count() && !topdown)
+            return usage("--td-level sets the level of --topdown: add it");
+        if (topdown) {
+            if (!events.empty())
+                return usage("--topdown and -e/--event exclude each other");
+            if (per_cpu_opt->count())
+                return usage("--topdown and -A/--per-cpu exclude each other");
+            st.topdown_level = 1;
+            if (td_level_opt->count() && td_level != "1")
+                refuse("--td-level", "'" + td_level +
+                                         "': the max level is 1 (level 2 needs PERF_METRICS, "
+                                         "which archpmu does not drive yet)");
         }
         st.events = parse_events(events);
         if (cpu_opt->count())

@@ -24,6 +24,7 @@
 #include "child.hpp"
 #include "stat_format.hpp"
 #include "stat_report.hpp"
+#include "stat_topdown.hpp"
 
 namespace archpmu::tool {
 namespace {
@@ -170,8 +171,12 @@ StatPlan plan_of(const StatOptions& opts)
     plan.on_exec = !opts.system_wide && !opts.command.empty() && opts.pids.empty() &&
                    opts.tids.empty() && (info.capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
     plan.events = opts.events;
+    if (opts.topdown_level) {
+        plan.events = topdown_events(device.all_cpu_info());
+        fmt.topdown_level = opts.topdown_level;
+    }
     if (info.privilege == Privilege::own_user && !opts.system_wide)
-        plan.events = user_mode_named(opts.events);
+        plan.events = user_mode_named(plan.events);
     return plan;
 }
 

@@ -34,6 +34,7 @@ struct StatOptions {
     bool append = false;
     std::optional<std::chrono::nanoseconds> duration;  // without a COMMAND
     unsigned repeat = 1;                               // -r: runs of the COMMAND
+    unsigned topdown_level = 0;  // --topdown: 1 (its events replace -e); 0: no top-down
     std::vector<std::string> command;
 };
 

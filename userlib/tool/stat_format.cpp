@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "archpmu/pmu.hpp"
+#include "stat_topdown.hpp"
 
 namespace archpmu {
 namespace {
@@ -394,6 +395,8 @@ std::string stat_json(const StatTotals& t, const StatFormat& f)
 
 std::string stat_report(const StatTotals& t, const StatFormat& f)
 {
+    if (f.topdown_level)
+        return stat_topdown(t, f);
     switch (f.style) {
         case StatFormat::Style::csv:
             return stat_csv(t, f);

@@ -31,9 +31,11 @@ struct StatFormat {
     // shown per core type, as perf's cpu_core/NAME/ and cpu_atom/NAME/ (not with -A),
     // and --json adds "per_core_type" (null where the type lacks the event).
     std::map<std::uint32_t, std::string> core_types;
+    // --topdown: the level of the top-down metrics printed instead of the counts.
+    unsigned topdown_level = 0;
 };
 
-// The report in f.style.
+// The report in f.style (the top-down metrics with topdown_level: stat_topdown.hpp).
 std::string stat_report(const StatTotals& t, const StatFormat& f);
 
 // Human: a header (not for intervals), a line per event (per CPU with -A) with perf's

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+// `archpmu stat --topdown`: level 1 from the architectural top-down events, in perf's
+// metric-only layout.
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <nlohmann/json.hpp>
+
+#include "archpmu.h"
+#include "archpmu/error.hpp"
+#include "stat_format.hpp"
+#include "stat_topdown.hpp"
+
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr std::uint64_t kLevel1 = 0xf80;  // slots and the four categories: bits 7-11
+
+// slots, retiring, bad-spec, fe-bound, be-bound on CPUs 0 and 1, each CPU's counts per
+// event; `lacks[e][c]`: CPU c's core type lacks event e.
+archpmu::StatTotals totals(const std::vector<std::vector<std::uint64_t>>& per_cpu,
+                           const std::vector<std::vector<bool>>& lacks)
+{
+    archpmu::StatTotals t;
+    t.events = archpmu::parse_event_list(
+        "slots,topdown-retiring,topdown-bad-spec,topdown-fe-bound,topdown-be-bound");
+    t.counters = {ARCHPMU_COUNTER_FIXED | 3, 0, 1, 2, 3};
+    t.cpus = {0, 1};
+    t.elapsed_ns = 1000000000;
+    t.per_cpu = per_cpu;
+    t.absent = lacks;
+    t.offline = {false, false};
+    t.multiplexed = std::vector<bool>(5, false);
+    t.crowded_out.resize(5);
+    t.enabled_ns = t.running_ns = std::vector<std::vector<std::uint64_t>>(5, {1, 1});
+    return t;
+}
+
+const std::vector<std::vector<bool>> kNoneLacking(5, {false, false});
+
+archpmu::CpuInfo cpu(std::uint32_t n, std::uint64_t events_mask,
+                     archpmu::CoreType type = archpmu::CoreType::none)
+{
+    archpmu::CpuInfo c;
+    c.cpu = n;
+    c.version = 5;
+    c.events_len = 13;
+    c.events_mask = events_mask;
+    c.core_type = type;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("top-down level 1: the categories over their sum, as perf", "[stat][topdown]")
+{
+    // retiring 40, bad speculation 10, frontend 30, backend 20 (of 100), over two CPUs.
+    const auto t = totals({{0, 0}, {30, 10}, {5, 5}, {10, 20}, {15, 5}}, kNoneLacking);
+    const auto l1 = archpmu::topdown_level1(t, {0, 1});
+    REQUIRE(l1);
+    CHECK(l1->retiring == Approx(0.4));
+    CHECK(l1->bad_speculation == Approx(0.1));
+    CHECK(l1->frontend_bound == Approx(0.3));
+    CHECK(l1->backend_bound == Approx(0.2));
+
+    archpmu::StatFormat f;
+    f.target = "'./prog'";
+    f.task = true;
+    f.topdown_level = 1;
+    // perf 6.1's metric-only table: names and values right-aligned in 20 columns.
+    CHECK(archpmu::stat_report(t, f) ==
+          "\n Performance counter stats for './prog':\n\n"
+          "            Retiring      Bad Speculation       Frontend Bound        Backend Bound \n"
+          "               40.0%                10.0%                30.0%                20.0% \n"
+          "\n         1.000000000 seconds time elapsed\n\n");
+    f.style = archpmu::StatFormat::Style::csv;
+    f.separator = ",";
+    CHECK(archpmu::stat_report(t, f) ==
+          "Retiring,Bad Speculation,Frontend Bound,Backend Bound,\n40.0,10.0,30.0,20.0,\n");
+    f.style = archpmu::StatFormat::Style::json;
+    const auto doc = nlohmann::json::parse(archpmu::stat_report(t, f));
+    CHECK(doc["topdown"]["level"] == 1);
+    CHECK(doc["topdown"]["all"]["frontend_bound"].get<double>() == Approx(30.0));
+    CHECK(doc["events"].size() == 5);
+}
+
+TEST_CASE("without bad speculation, slots are the whole and bad speculation the rest",
+          "[stat][topdown]")
+{
+    // Arrow Lake's P-core: slots 200, retiring 100, fe 40, be 40, no bad-spec event.
+    std::vector<std::vector<bool>> lacks = kNoneLacking;
+    lacks[2] = {true, true};
+    const auto t = totals({{150, 50}, {80, 20}, {0, 0}, {30, 10}, {20, 20}}, lacks);
+    const auto l1 = archpmu::topdown_level1(t, {0, 1});
+    REQUIRE(l1);
+    CHECK(l1->retiring == Approx(0.5));
+    CHECK(l1->bad_speculation == Approx(0.1));
+    CHECK(l1->frontend_bound == Approx(0.2));
+    CHECK(l1->backend_bound == Approx(0.2));
+    // Nothing counted: perf's <not counted>, not 0%.
+    const auto idle = totals({{0, 0}, {0, 0}, {0, 0}, {0, 0}, {0, 0}}, lacks);
+    REQUIRE(archpmu::topdown_level1(idle, {0, 1}));
+    CHECK_FALSE(archpmu::topdown_level1(idle, {0, 1})->counted);
+    archpmu::StatFormat f;
+    f.topdown_level = 1;
+    f.style = archpmu::StatFormat::Style::csv;
+    f.separator = ";";
+    CHECK_THAT(archpmu::stat_report(idle, f), Contains("\n<not counted>;<not counted>;"));
+    // Without slots either, there is no level 1.
+    lacks[0] = {true, true};
+    CHECK_FALSE(
+        archpmu::topdown_level1(totals({{0, 0}, {1, 1}, {0, 0}, {1, 1}, {1, 1}}, lacks), {0, 1}));
+}
+
+TEST_CASE("a hybrid part's top-down is per core type, each from its own events", "[stat][topdown]")
+{
+    // CPU 0 a P-core with slots and no bad-spec, CPU 1 an E-core the other way round.
+    std::vector<std::vector<bool>> lacks = kNoneLacking;
+    lacks[0] = {false, true};
+    lacks[2] = {true, false};
+    const auto t = totals({{100, 0}, {25, 60}, {0, 20}, {25, 10}, {25, 10}}, lacks);
+    archpmu::StatFormat f;
+    f.topdown_level = 1;
+    f.core_types = {{0, "core"}, {1, "atom"}};
+    const std::string out = archpmu::stat_report(t, f);
+    CHECK_THAT(out, Contains("cpu_core                25.0%                25.0%                "
+                             "25.0%                25.0% \n"));
+    CHECK_THAT(out, Contains("cpu_atom                60.0%                20.0%                "
+                             "10.0%                10.0% \n"));
+    f.style = archpmu::StatFormat::Style::json_lines;
+    const std::string lines = archpmu::stat_report(t, f);
+    CHECK_THAT(lines,
+               Contains(R"({"pmu":"cpu_atom","metric-value":"60.0","metric-unit":"Retiring"})"));
+}
+
+TEST_CASE("--topdown opens the top-down events some CPU has, or says why it cannot",
+          "[stat][topdown]")
+{
+    // Arrow Lake: the P-core lacks bad-spec (bit 9), the E-core slots (bit 7).
+    const auto evs = archpmu::topdown_events(
+        {cpu(0, 0x1dff, archpmu::CoreType::core), cpu(1, 0x1f7f, archpmu::CoreType::atom)});
+    REQUIRE(evs.size() == 5);
+    CHECK(evs[0].name == "slots");
+    CHECK(evs[4].name == "topdown-be-bound");
+    CHECK(archpmu::topdown_events({cpu(0, 0xf7f)}).size() == 4);  // every category, no slots
+    // Skylake has none of them; Ice Lake has slots alone, and PERF_METRICS.
+    for (const std::uint64_t mask : {0x7fULL, 0xffULL, kLevel1 & ~0x800ULL}) {
+        CAPTURE(mask);
+        try {
+            (void)archpmu::topdown_events({cpu(0, mask)});
+            FAIL("accepted");
+        } catch (const archpmu::Error& e) {
+            CHECK(e.code().value() == EOPNOTSUPP);
+            CHECK_THAT(e.what(), Contains("PERF_METRICS"));
+        }
+    }
+}

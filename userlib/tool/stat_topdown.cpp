@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+#include "stat_topdown.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "archpmu/error.hpp"
+
+namespace archpmu {
+namespace {
+
+constexpr std::string_view kSlots = "slots";
+constexpr std::string_view kRetiring = "topdown-retiring";
+constexpr std::string_view kBadSpec = "topdown-bad-spec";
+constexpr std::string_view kFeBound = "topdown-fe-bound";
+constexpr std::string_view kBeBound = "topdown-be-bound";
+constexpr std::array<std::string_view, 5> kEvents = {kSlots, kRetiring, kBadSpec, kFeBound,
+                                                     kBeBound};
+
+// perf's metric names (stat-shadow.c), its header width (METRIC_ONLY_LEN) and format.
+constexpr std::array<std::string_view, 4> kMetricNames = {"Retiring", "Bad Speculation",
+                                                          "Frontend Bound", "Backend Bound"};
+constexpr int kMetricWidth = 20;
+// The --json document's keys.
+constexpr std::array<std::string_view, 4> kMetricKeys = {"retiring", "bad_speculation",
+                                                         "frontend_bound", "backend_bound"};
+
+std::array<double, 4> shares(const TopdownL1& l1)
+{
+    return {l1.retiring, l1.bad_speculation, l1.frontend_bound, l1.backend_bound};
+}
+
+bool has(const std::vector<std::string>& events, std::string_view name)
+{
+    return std::find(events.begin(), events.end(), name) != events.end();
+}
+
+// Level 1 is computable from these events of one PMU.
+bool enough(const std::vector<std::string>& events)
+{
+    const bool three = has(events, kRetiring) && has(events, kFeBound) && has(events, kBeBound);
+    return three && (has(events, kBadSpec) || has(events, kSlots));
+}
+
+// Per core type on a hybrid part (P-cores first, as perf), else every CPU; the label
+// is perf's PMU name, empty when not split.
+std::vector<std::pair<std::string, std::vector<std::size_t>>> scopes(const StatTotals& t,
+                                                                     const StatFormat& f)
+{
+    std::vector<std::pair<std::string, std::vector<std::size_t>>> out;
+    for (const char* type : {"core", "atom"}) {
+        std::vector<std::size_t> cpus;
+        for (std::size_t c = 0; c < t.cpus.size(); ++c) {
+            const auto it = f.core_types.find(t.cpus[c]);
+            if (it != f.core_types.end() && it->second == type)
+                cpus.push_back(c);
+        }
+        if (!cpus.empty())
+            out.emplace_back(std::string("cpu_") + type, std::move(cpus));
+    }
+    std::size_t split = 0;
+    for (const auto& s : out)
+        split += s.second.size();
+    if (out.size() > 1 && split == t.cpus.size())
+        return out;
+    std::vector<std::size_t> all(t.cpus.size());
+    for (std::size_t c = 0; c < all.size(); ++c)
+        all[c] = c;
+    return {{"", all}};
+}
+
+// A metric as the table shows it: perf's "%8.1f%%", or why there is none.
+std::string percent(const std::optional<TopdownL1>& l1, double share)
+{
+    if (!l1)
+        return "<not supported>";
+    return l1->counted ? fmt::format("{:8.1f}%", share * 100.0) : "<not counted>";
+}
+
+// The same for -x and -j: no padding, no sign.
+std::string bare(const std::optional<TopdownL1>& l1, double share)
+{
+    if (!l1)
+        return "<not supported>";
+    return l1->counted ? fmt::format("{:.1f}", share * 100.0) : "<not counted>";
+}
+
+std::string interval_stamp(std::int64_t ns)
+{
+    return fmt::format("{:6}.{:09}", ns / 1000000000, ns % 1000000000);
+}
+
+std::string human(const StatTotals& t, const StatFormat& f)
+{
+    fmt::memory_buffer out;
+    auto it = std::back_inserter(out);
+    const auto split = scopes(t, f);
+    const bool labelled = split.size() > 1;
+    const bool interval = f.interval_ns >= 0;
+    const auto header = [&](std::string_view lead) {
+        fmt::format_to(it, "{}{}", lead, labelled ? fmt::format("{:<9}", "") : "");
+        for (const auto name : kMetricNames)
+            fmt::format_to(it, "{:>{}} ", name, kMetricWidth);
+        fmt::format_to(it, "\n");
+    };
+    if (!interval) {
+        fmt::format_to(it, "\n Performance counter stats for ");
+        if (f.task)
+            fmt::format_to(it, "{}", f.target);
+        else if (f.target.empty())
+            fmt::format_to(it, "CPUs {}", format_cpu_list(t.cpus));
+        else
+            fmt::format_to(it, "{} (CPUs {})", f.target, format_cpu_list(t.cpus));
+        if (t.runs > 1)
+            fmt::format_to(it, " ({} runs)", t.runs);
+        fmt::format_to(it, ":\n\n");
+        header("");
+    } else if (f.interval_header) {
+        header("#           time ");
+    }
+    for (const auto& [label, cpus] : split) {
+        if (interval)
+            fmt::format_to(it, "{} ", interval_stamp(f.interval_ns));
+        if (labelled)
+            fmt::format_to(it, "{:<9}", label);
+        const auto l1 = topdown_level1(t, cpus);
+        for (const double share : shares(l1.value_or(TopdownL1{})))
+            fmt::format_to(it, "{:>{}} ", percent(l1, share), kMetricWidth);
+        fmt::format_to(it, "\n");
+    }
+    if (!interval)
+        fmt::format_to(it, "\n{:>20.9f} seconds time elapsed\n\n",
+                       static_cast<double>(t.elapsed_ns) / 1e9);
+    return fmt::to_string(out);
+}
+
+// perf's metric-only -x: the names, then the values, each followed by the separator;
+// a hybrid part's lines start with the PMU.
+std::string csv(const StatTotals& t, const StatFormat& f)
+{
+    std::string out;
+    const std::string& sep = f.separator;
+    const auto split = scopes(t, f);
+    const bool interval = f.interval_ns >= 0;
+    const std::string stamp = interval ? interval_stamp(f.interval_ns) + sep : std::string();
+    if (!interval || f.interval_header) {
+        out += interval ? "time" + sep : std::string();
+        out += split.size() > 1 ? "pmu" + sep : std::string();
+        for (const auto name : kMetricNames)
+            out += std::string(name) + sep;
+        out += "\n";
+    }
+    for (const auto& [label, cpus] : split) {
+        out += stamp + (split.size() > 1 ? label + sep : std::string());
+        const auto l1 = topdown_level1(t, cpus);
+        for (const double share : shares(l1.value_or(TopdownL1{})))
+            out += bare(l1, share) + sep;
+        out += "\n";
+    }
+    return out;
+}
+
+// -j: a line per metric (and core type), perf's "metric-value" and "metric-unit".
+std::string json_lines(const StatTotals& t, const StatFormat& f)
+{
+    std::string out;
+    for (const auto& [label, cpus] : scopes(t, f)) {
+        const auto l1 = topdown_level1(t, cpus);
+        const auto values = shares(l1.value_or(TopdownL1{}));
+        for (std::size_t m = 0; m < values.size(); ++m) {
+            nlohmann::ordered_json j;
+            if (f.interval_ns >= 0)
+                j["interval"] = static_cast<double>(f.interval_ns) / 1e9;
+            if (!label.empty())
+                j["pmu"] = label;
+            j["metric-value"] = bare(l1, values[m]);
+            j["metric-unit"] = kMetricNames[m];
+            out += j.dump() + "\n";
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<EventSpec> topdown_events(const std::vector<CpuInfo>& cpus)
+{
+    std::vector<std::string> any;
+    bool computable = false;
+    for (const auto& g : group_by_pmu(cpus)) {
+        const auto events = g.pmu.events();
+        computable = computable || enough(events);
+        for (const auto name : kEvents)
+            if (has(events, name) && !has(any, name))
+                any.emplace_back(name);
+    }
+    if (!computable)
+        throw Error(EOPNOTSUPP,
+                    "--topdown: no CPU here has the architectural top-down events level 1 needs "
+                    "(CPUID.0AH:EBX: topdown-retiring, -fe-bound and -be-bound, with "
+                    "-bad-spec or slots; E-cores and v6 parts have them); PERF_METRICS, the "
+                    "Ice Lake and later P-cores' way, is not supported yet");
+    std::string list;
+    for (const auto name : kEvents)  // perf's order, slots first
+        if (has(any, name))
+            list += (list.empty() ? "" : ",") + std::string(name);
+    return parse_event_list(list);
+}
+
+std::optional<TopdownL1> topdown_level1(const StatTotals& t, const std::vector<std::size_t>& cpus)
+{
+    // Each event's count over the CPUs of the scope that have it; -1: none has it.
+    const auto sum = [&](std::string_view name) -> double {
+        const auto e = std::find_if(t.events.begin(), t.events.end(),
+                                    [&](const EventSpec& s) { return s.name == name; }) -
+                       t.events.begin();
+        if (static_cast<std::size_t>(e) >= t.events.size())
+            return -1;
+        double total = 0;
+        bool present = false;
+        for (const std::size_t c : cpus) {
+            if (t.absent.at(e).at(c))
+                continue;
+            present = true;
+            total += static_cast<double>(t.per_cpu.at(e).at(c));
+        }
+        return present ? total : -1;
+    };
+    const double retiring = sum(kRetiring), fe = sum(kFeBound), be = sum(kBeBound);
+    double bad = sum(kBadSpec);
+    if (retiring < 0 || fe < 0 || be < 0)
+        return std::nullopt;
+    double whole = 0;
+    if (bad >= 0) {
+        whole = retiring + bad + fe + be;
+    } else {
+        const double slots = sum(kSlots);
+        if (slots < 0)
+            return std::nullopt;
+        whole = std::max(slots, retiring + fe + be);
+        bad = whole - (retiring + fe + be);
+    }
+    if (whole <= 0) {
+        TopdownL1 none;
+        none.counted = false;
+        return none;
+    }
+    return TopdownL1{retiring / whole, bad / whole, fe / whole, be / whole};
+}
+
+std::string stat_topdown(const StatTotals& t, const StatFormat& f)
+{
+    switch (f.style) {
+        case StatFormat::Style::csv:
+            return csv(t, f);
+        case StatFormat::Style::json_lines:
+            return json_lines(t, f);
+        case StatFormat::Style::json: {
+            auto doc = nlohmann::ordered_json::parse(stat_json(t, f));
+            nlohmann::ordered_json td;
+            td["level"] = 1;
+            for (const auto& [label, cpus] : scopes(t, f)) {
+                const auto l1 = topdown_level1(t, cpus);
+                nlohmann::ordered_json m = nullptr;
+                if (l1 && l1->counted) {
+                    m = nlohmann::ordered_json::object();
+                    const auto values = shares(*l1);
+                    for (std::size_t i = 0; i < values.size(); ++i)
+                        m[std::string(kMetricKeys[i])] = values[i] * 100.0;
+                }
+                td[label.empty() ? "all" : label] = std::move(m);
+            }
+            doc["topdown"] = std::move(td);
+            return doc.dump(f.interval_ns >= 0 ? -1 : 2) + "\n";
+        }
+        case StatFormat::Style::human:
+            break;
+    }
+    return human(t, f);
+}
+
+}  // namespace archpmu

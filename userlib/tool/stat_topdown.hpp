@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// archpmu: `archpmu stat --topdown`, level 1 of Yasin's top-down method from the
+// architectural top-down events (CPUID.0AH:EBX bits 7-11), in perf 6.1's metric-only
+// layout.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "archpmu/events.hpp"
+#include "archpmu/pmu.hpp"
+#include "stat_format.hpp"
+
+namespace archpmu {
+
+// The four level-1 shares of the issue slots, in perf's order, each 0-1.
+struct TopdownL1 {
+    double retiring = 0;
+    double bad_speculation = 0;
+    double frontend_bound = 0;
+    double backend_bound = 0;
+    bool counted = true;  // false: no slot was counted (perf's <not counted>)
+};
+
+// The events to open for level 1 on these CPUs: those of slots, topdown-retiring,
+// topdown-bad-spec, topdown-fe-bound and topdown-be-bound some CPU has. Throws Error
+// (EOPNOTSUPP) naming why when no CPU has enough of them: the four categories, or slots
+// and the three other than bad speculation (the Arrow Lake P-core's).
+std::vector<EventSpec> topdown_events(const std::vector<CpuInfo>& cpus);
+
+// Level 1 from the counts of the events topdown_events() gave, over the CPUs `cpus`
+// (indices into t.cpus): the categories over their sum, as perf's td_metric_ratio(),
+// or without bad speculation over slots, bad speculation being what is left; not
+// counted when there were none. None when the CPUs lack those events.
+std::optional<TopdownL1> topdown_level1(const StatTotals& t, const std::vector<std::size_t>& cpus);
+
+// The report in f.style: perf's metric-only table (a header of the metric names, a
+// line of percentages; per core type on a hybrid part), its -x and -j forms, or the
+// --json document's events with "topdown".
+std::string stat_topdown(const StatTotals& t, const StatFormat& f);
+
+}  // namespace archpmu
