@@ -232,7 +232,22 @@ TEST_CASE("command-line errors name the argument, show the usage and exit 129", 
     // -d is perf stat's --detailed, refused until it exists; the device is --device.
     CHECK_THAT(refused({"stat", "-d", "--", "true"}), Contains("--device"));
     CHECK_THAT(refused({"stat", "-dd", "--", "true"}), Contains("-d/--detailed"));
-    CHECK_THAT(refused({"-d", "/dev/x", "info"}), Contains("-d"));
+    CHECK_THAT(refused({"-d", "/dev/x", "info"}), Contains("not expected"));
+}
+
+TEST_CASE("stat --topdown takes level 0 or 1, and neither -e nor -A", "[stat-args][topdown]")
+{
+    CHECK(parse({"stat", "--topdown", "--", "true"}).stat.topdown_level == 1);
+    CHECK(parse({"stat", "--topdown", "--td-level", "0", "true"}).stat.topdown_level == 1);
+    CHECK(parse({"stat", "--topdown", "--td-level", "1", "-x,", "-I", "100", "-a"})
+              .stat.topdown_level == 1);
+    CHECK(parse({"stat", "-e", "cycles", "--", "true"}).stat.topdown_level == 0);
+    CHECK_THAT(refused({"stat", "--topdown", "--td-level", "2", "true"}),
+               Contains("--td-level: '2': the max level is 1"));
+    CHECK_THAT(refused({"stat", "--td-level", "1", "true"}), Contains("add it"));
+    CHECK_THAT(refused({"stat", "--topdown", "-e", "cycles", "true"}), Contains("-e/--event"));
+    CHECK_THAT(refused({"stat", "--topdown", "-a", "-A", "--duration", "1"}),
+               Contains("-A/--per-cpu"));
 }
 
 TEST_CASE("good command lines parse into checked options", "[stat-args]")

@@ -113,6 +113,42 @@ TEST_CASE("without bad speculation, slots are the whole and bad speculation the 
         archpmu::topdown_level1(totals({{0, 0}, {1, 1}, {0, 0}, {1, 1}, {1, 1}}, lacks), {0, 1}));
 }
 
+TEST_CASE("top-down takes each CPU by its own events, and only CPUs where all of them ran",
+          "[stat][topdown]")
+{
+    // Without CAP_PERFMON the events are :u: found by their encoding.
+    auto t = totals({{0, 0}, {30, 10}, {5, 5}, {10, 20}, {15, 5}}, kNoneLacking);
+    t.events = archpmu::parse_event_list(
+        "slots:u,topdown-retiring:u,topdown-bad-spec:u,"
+        "topdown-fe-bound:u,topdown-be-bound:u");
+    REQUIRE(archpmu::topdown_level1(t, {0, 1}));
+    CHECK(archpmu::topdown_level1(t, {0, 1})->retiring == Approx(0.4));
+
+    // CPU 0 lacks bad-spec (whole: its slots), CPU 1 has it: one scope, each CPU its own way.
+    std::vector<std::vector<bool>> lacks = kNoneLacking;
+    lacks[2] = {true, false};
+    const auto mixed = totals({{100, 0}, {50, 30}, {0, 10}, {20, 30}, {20, 30}}, lacks);
+    const auto l1 = archpmu::topdown_level1(mixed, {0, 1});
+    REQUIRE(l1);
+    CHECK(l1->retiring == Approx(80.0 / 200));
+    CHECK(l1->bad_speculation == Approx((10.0 + 10) / 200));  // CPU 0's rest, CPU 1's own
+    CHECK(l1->frontend_bound == Approx(50.0 / 200));
+
+    // slots below the categories' sum: the sum is the whole, no negative share.
+    lacks[2] = {true, true};
+    const auto low = totals({{10, 10}, {10, 10}, {0, 0}, {5, 5}, {5, 5}}, lacks);
+    CHECK(archpmu::topdown_level1(low, {0, 1})->bad_speculation == Approx(0));
+
+    // A category that never got a counter on CPU 1 (slots did): CPU 1 adds nothing,
+    // rather than 100% bad speculation.
+    auto crowded = totals({{100, 100}, {50, 0}, {0, 0}, {25, 0}, {25, 0}}, lacks);
+    crowded.running_ns[1][1] = crowded.running_ns[3][1] = crowded.running_ns[4][1] = 0;
+    const auto c1 = archpmu::topdown_level1(crowded, {0, 1});
+    REQUIRE(c1);
+    CHECK(c1->retiring == Approx(0.5));
+    CHECK(c1->bad_speculation == Approx(0));
+}
+
 TEST_CASE("a hybrid part's top-down is per core type, each from its own events", "[stat][topdown]")
 {
     // CPU 0 a P-core with slots and no bad-spec, CPU 1 an E-core the other way round.
@@ -130,8 +166,8 @@ TEST_CASE("a hybrid part's top-down is per core type, each from its own events",
                              "10.0%                10.0% \n"));
     f.style = archpmu::StatFormat::Style::json_lines;
     const std::string lines = archpmu::stat_report(t, f);
-    CHECK_THAT(lines,
-               Contains(R"({"pmu":"cpu_atom","metric-value":"60.0","metric-unit":"Retiring"})"));
+    CHECK_THAT(lines, Contains(R"({"pmu" : "cpu_atom", "metric-value" : "60.0", )"
+                               R"("metric-unit" : "Retiring"})"));
 }
 
 TEST_CASE("--topdown opens the top-down events some CPU has, or says why it cannot",

@@ -455,7 +455,7 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                    "top-down level 1 as perf stat --topdown (retiring, bad speculation, "
                    "frontend and backend bound), from the architectural top-down events");
     auto* td_level_opt =
-        stat->add_option("--td-level", td_level, "the top-down level: 1, the one there is")
+        stat->add_option("--td-level", td_level, "the top-down level: 1, the one there is (0, as in perf: the highest)")
             ->type_name("N");
     stat->add_flag("-d,--detailed", detailed,
                    "perf's detailed events (L1, LLC, TLB): not supported yet, refused");
@@ -568,7 +568,8 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             if (per_cpu_opt->count())
                 return usage("--topdown and -A/--per-cpu exclude each other");
             st.topdown_level = 1;
-            if (td_level_opt->count() && td_level != "1")
+            // As perf: 0 is the highest level there is.
+            if (td_level_opt->count() && td_level != "0" && td_level != "1")
                 refuse("--td-level", "'" + td_level +
                                          "': the max level is 1 (level 2 needs PERF_METRICS, "
                                          "which archpmu does not drive yet)");

@@ -150,41 +150,46 @@ std::string csv(const StatTotals& t, const StatFormat& f)
     const bool interval = f.interval_ns >= 0;
     const std::string stamp = interval ? interval_stamp(f.interval_ns) + sep : std::string();
     if (!interval || f.interval_header) {
-        out += interval ? "time" + sep : std::string();
+        out += interval ? " time" + sep : std::string();  // perf's prefix, then "time"
         out += split.size() > 1 ? "pmu" + sep : std::string();
         for (const auto name : kMetricNames)
-            out += std::string(name) + sep;
+            out.append(name).append(sep);
         out += "\n";
     }
     for (const auto& [label, cpus] : split) {
-        out += stamp + (split.size() > 1 ? label + sep : std::string());
+        out += stamp;
+        if (split.size() > 1)
+            out.append(label).append(sep);
         const auto l1 = topdown_level1(t, cpus);
         for (const double share : shares(l1.value_or(TopdownL1{})))
-            out += bare(l1, share) + sep;
+            out.append(bare(l1, share)).append(sep);
         out += "\n";
     }
     return out;
 }
 
-// -j: a line per metric (and core type), perf's "metric-value" and "metric-unit".
+// -j: a line per metric (and core type) in the spacing of stat's other -j lines, with
+// perf's "metric-value" and "metric-unit" (perf 6.1's metric-only -j repeats one key).
 std::string json_lines(const StatTotals& t, const StatFormat& f)
 {
-    std::string out;
+    fmt::memory_buffer out;
+    auto it = std::back_inserter(out);
     for (const auto& [label, cpus] : scopes(t, f)) {
         const auto l1 = topdown_level1(t, cpus);
         const auto values = shares(l1.value_or(TopdownL1{}));
         for (std::size_t m = 0; m < values.size(); ++m) {
-            nlohmann::ordered_json j;
+            fmt::format_to(it, "{{");
             if (f.interval_ns >= 0)
-                j["interval"] = static_cast<double>(f.interval_ns) / 1e9;
+                fmt::format_to(it, "\"interval\" : {}.{:09}, ", f.interval_ns / 1000000000,
+                               f.interval_ns % 1000000000);
             if (!label.empty())
-                j["pmu"] = label;
-            j["metric-value"] = bare(l1, values[m]);
-            j["metric-unit"] = kMetricNames[m];
-            out += j.dump() + "\n";
+                fmt::format_to(it, R"("pmu" : "{}", )", label);
+            fmt::format_to(it, R"("metric-value" : "{}", "metric-unit" : "{}"}})",
+                           bare(l1, values[m]), kMetricNames[m]);
+            fmt::format_to(it, "\n");
         }
     }
-    return out;
+    return fmt::to_string(out);
 }
 
 }  // namespace
@@ -215,43 +220,60 @@ std::vector<EventSpec> topdown_events(const std::vector<CpuInfo>& cpus)
 
 std::optional<TopdownL1> topdown_level1(const StatTotals& t, const std::vector<std::size_t>& cpus)
 {
-    // Each event's count over the CPUs of the scope that have it; -1: none has it.
-    const auto sum = [&](std::string_view name) -> double {
-        const auto e = std::find_if(t.events.begin(), t.events.end(),
-                                    [&](const EventSpec& s) { return s.name == name; }) -
-                       t.events.begin();
-        if (static_cast<std::size_t>(e) >= t.events.size())
-            return -1;
-        double total = 0;
-        bool present = false;
-        for (const std::size_t c : cpus) {
-            if (t.absent.at(e).at(c))
-                continue;
-            present = true;
-            total += static_cast<double>(t.per_cpu.at(e).at(c));
-        }
-        return present ? total : -1;
-    };
-    const double retiring = sum(kRetiring), fe = sum(kFeBound), be = sum(kBeBound);
-    double bad = sum(kBadSpec);
-    if (retiring < 0 || fe < 0 || be < 0)
+    // By encoding: the names may carry modifiers (:u without CAP_PERFMON).
+    const auto index = [&](std::string_view name) -> std::optional<std::size_t> {
+        const std::uint64_t code = parse_event(std::string(name)).config & 0xffff;
+        for (std::size_t e = 0; e < t.events.size(); ++e)
+            if ((t.events[e].config & 0xffff) == code)
+                return e;
         return std::nullopt;
+    };
+    const auto slots = index(kSlots);
+    const auto retiring = index(kRetiring);
+    const auto bad = index(kBadSpec);
+    const auto fe = index(kFeBound);
+    const auto be = index(kBeBound);
+    bool supported = false;
     double whole = 0;
-    if (bad >= 0) {
-        whole = retiring + bad + fe + be;
-    } else {
-        const double slots = sum(kSlots);
-        if (slots < 0)
-            return std::nullopt;
-        whole = std::max(slots, retiring + fe + be);
-        bad = whole - (retiring + fe + be);
+    std::array<double, 4> sums{};  // retiring, bad speculation, frontend, backend
+    for (const std::size_t c : cpus) {
+        const auto has = [&](const std::optional<std::size_t>& e) {
+            return e && !t.absent.at(*e).at(c);
+        };
+        const auto count = [&](const std::optional<std::size_t>& e) {
+            return static_cast<double>(t.per_cpu.at(*e).at(c));
+        };
+        const auto ran = [&](const std::optional<std::size_t>& e) {
+            return t.running_ns.at(*e).at(c) > 0;
+        };
+        if (!has(retiring) || !has(fe) || !has(be) || (!has(bad) && !has(slots)))
+            continue;
+        supported = true;
+        // Each CPU by its own events; one that missed any of them (crowded out, or
+        // its tasks never ran there) adds nothing rather than a wrong share.
+        const auto& whole_of = has(bad) ? bad : slots;
+        if (!ran(retiring) || !ran(fe) || !ran(be) || !ran(whole_of))
+            continue;
+        const double three = count(retiring) + count(fe) + count(be);
+        const double cpu_whole = has(bad) ? three + count(bad) : std::max(count(slots), three);
+        sums[0] += count(retiring);
+        sums[1] += cpu_whole - three;
+        sums[2] += count(fe);
+        sums[3] += count(be);
+        whole += cpu_whole;
     }
+    if (!supported)
+        return std::nullopt;
+    TopdownL1 l1;
     if (whole <= 0) {
-        TopdownL1 none;
-        none.counted = false;
-        return none;
+        l1.counted = false;
+        return l1;
     }
-    return TopdownL1{retiring / whole, bad / whole, fe / whole, be / whole};
+    l1.retiring = sums[0] / whole;
+    l1.bad_speculation = sums[1] / whole;
+    l1.frontend_bound = sums[2] / whole;
+    l1.backend_bound = sums[3] / whole;
+    return l1;
 }
 
 std::string stat_topdown(const StatTotals& t, const StatFormat& f)
@@ -267,7 +289,10 @@ std::string stat_topdown(const StatTotals& t, const StatFormat& f)
             td["level"] = 1;
             for (const auto& [label, cpus] : scopes(t, f)) {
                 const auto l1 = topdown_level1(t, cpus);
+                // null where the CPUs lack the events, a string where nothing counted.
                 nlohmann::ordered_json m = nullptr;
+                if (l1 && !l1->counted)
+                    m = "<not counted>";
                 if (l1 && l1->counted) {
                     m = nlohmann::ordered_json::object();
                     const auto values = shares(*l1);
