@@ -130,4 +130,16 @@ static inline void archpmu_apic_write(u32 reg, u32 val)
 	apic->write(reg, val);
 }
 
+/*
+ * Whether this kernel's perf drives a v6 PMU at 1900H (6.11's "Support
+ * Perfmon MSRs aliasing" added these names and moved intel_pmu_init's
+ * counter bases there): its reservations then fall outside the bitmaps
+ * archpmu shares with it (own/perf_share.c), and reserve nothing.
+ */
+#ifdef MSR_IA32_PMC_V6_GP0_CTR
+#define ARCHPMU_PERF_V6_ADDRESSES	true
+#else
+#define ARCHPMU_PERF_V6_ADDRESSES	false
+#endif
+
 #endif /* ARCHPMU_COMPAT_H */

@@ -80,5 +80,7 @@ int archpmu_hw_probe(char *why, size_t len)
 			 nr_gp, ARCHPMU_HW_MIN_GP);
 		return -ENODEV;
 	}
+	if (version >= 6 && ARCHPMU_PERF_V6_ADDRESSES)
+		pr_warn("PMU v6: this kernel's perf reserves its counters at 1900H, outside the reservation archpmu shares with it, so neither keeps the other out: do not use perf's hardware events (the NMI watchdog's included) beside archpmu sessions\n");
 	return 0;
 }
