@@ -286,34 +286,34 @@ static inline u32 archpmu_gp_ctr_msr(u32 i, bool full_width)
 	return (full_width ? ARCHPMU_MSR_A_PMC0 : ARCHPMU_MSR_PMC0) + i;
 }
 
-/* GP counter @msr is the event select of (v6 range: counters 8 and up), or -1. */
-static inline int archpmu_gp_of_sel_msr(u32 msr)
+/* The GP counter 8-15 whose v6 MSR at @base + 4n @msr is, or -1. */
+static inline int archpmu_v6_gp_of(u32 msr, u32 base)
 {
-	u32 off = msr - ARCHPMU_MSR_V6_GP0_CFG_A;
+	u32 off = msr - base;
 
-	if (archpmu_msr_in_block(msr, ARCHPMU_MSR_PERFEVTSEL0, ARCHPMU_LEGACY_GP))
-		return msr - ARCHPMU_MSR_PERFEVTSEL0;
-	if (msr >= ARCHPMU_MSR_V6_GP0_CFG_A && !(off % ARCHPMU_MSR_V6_STEP) &&
-	    off / ARCHPMU_MSR_V6_STEP >= ARCHPMU_LEGACY_GP &&
-	    off / ARCHPMU_MSR_V6_STEP < ARCHPMU_NR_GP)
-		return off / ARCHPMU_MSR_V6_STEP;
-	return -1;
+	if (msr < base || off % ARCHPMU_MSR_V6_STEP ||
+	    off / ARCHPMU_MSR_V6_STEP < ARCHPMU_LEGACY_GP ||
+	    off / ARCHPMU_MSR_V6_STEP >= ARCHPMU_NR_GP)
+		return -1;
+	return off / ARCHPMU_MSR_V6_STEP;
 }
 
-/* GP counter @msr is the counter of (v6 range: counters 8 and up), or -1. */
+/* GP counter @msr is the event select of, or -1. */
+static inline int archpmu_gp_of_sel_msr(u32 msr)
+{
+	if (archpmu_msr_in_block(msr, ARCHPMU_MSR_PERFEVTSEL0, ARCHPMU_LEGACY_GP))
+		return msr - ARCHPMU_MSR_PERFEVTSEL0;
+	return archpmu_v6_gp_of(msr, ARCHPMU_MSR_V6_GP0_CFG_A);
+}
+
+/* GP counter @msr is the counter of, or -1. */
 static inline int archpmu_gp_of_ctr_msr(u32 msr)
 {
-	u32 off = msr - ARCHPMU_MSR_V6_GP0_CTR;
-
 	if (archpmu_msr_in_block(msr, ARCHPMU_MSR_PMC0, ARCHPMU_LEGACY_GP))
 		return msr - ARCHPMU_MSR_PMC0;
 	if (archpmu_msr_in_block(msr, ARCHPMU_MSR_A_PMC0, ARCHPMU_LEGACY_GP))
 		return msr - ARCHPMU_MSR_A_PMC0;
-	if (msr >= ARCHPMU_MSR_V6_GP0_CTR && !(off % ARCHPMU_MSR_V6_STEP) &&
-	    off / ARCHPMU_MSR_V6_STEP >= ARCHPMU_LEGACY_GP &&
-	    off / ARCHPMU_MSR_V6_STEP < ARCHPMU_NR_GP)
-		return off / ARCHPMU_MSR_V6_STEP;
-	return -1;
+	return archpmu_v6_gp_of(msr, ARCHPMU_MSR_V6_GP0_CTR);
 }
 
 /*

@@ -232,7 +232,8 @@ TEST_CASE("command-line errors name the argument, show the usage and exit 129", 
     // -d is perf stat's --detailed, refused until it exists; the device is --device.
     CHECK_THAT(refused({"stat", "-d", "--", "true"}), Contains("--device"));
     CHECK_THAT(refused({"stat", "-dd", "--", "true"}), Contains("-d/--detailed"));
-    CHECK_THAT(refused({"-d", "/dev/x", "info"}), Contains("not expected"));
+    CHECK_THAT(refused({"-d", "/dev/x", "info"}), Contains("(the device option is --device)"));
+    CHECK_THAT(refused({"record", "-d", "/dev/x", "true"}), Contains("--device"));
 }
 
 TEST_CASE("stat --topdown takes level 0 or 1, and neither -e nor -A", "[stat-args][topdown]")

@@ -455,7 +455,8 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                    "top-down level 1 as perf stat --topdown (retiring, bad speculation, "
                    "frontend and backend bound), from the architectural top-down events");
     auto* td_level_opt =
-        stat->add_option("--td-level", td_level, "the top-down level: 1, the one there is (0, as in perf: the highest)")
+        stat->add_option("--td-level", td_level,
+                         "the top-down level: 1, the one there is (0, as in perf: the highest)")
             ->type_name("N");
     stat->add_flag("-d,--detailed", detailed,
                    "perf's detailed events (L1, LLC, TLB): not supported yet, refused");
@@ -627,7 +628,12 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             cmd.status = app.exit(e, out, out);
             return cmd;
         }
-        return usage(one_line(e.what()));
+        std::string why = one_line(e.what());
+        // -d was the device option before it became perf stat's --detailed.
+        if (why.find("not expected") != std::string::npos &&
+            (why + " ").find(" -d ") != std::string::npos)
+            why += " (the device option is --device)";
+        return usage(why);
     } catch (const Error& e) {
         return usage(reason(e));
     }

@@ -172,7 +172,16 @@ StatPlan plan_of(const StatOptions& opts)
                    opts.tids.empty() && (info.capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
     plan.events = opts.events;
     if (opts.topdown_level) {
-        plan.events = topdown_events(device.all_cpu_info());
+        // The CPUs counted: -C's, else every one (tasks run anywhere).
+        auto cpus = device.all_cpu_info();
+        if (opts.system_wide && !opts.cpus.empty())
+            cpus.erase(std::remove_if(cpus.begin(), cpus.end(),
+                                      [&](const CpuInfo& c) {
+                                          return std::find(opts.cpus.begin(), opts.cpus.end(),
+                                                           c.cpu) == opts.cpus.end();
+                                      }),
+                       cpus.end());
+        plan.events = topdown_events(cpus);
         fmt.topdown_level = opts.topdown_level;
     }
     if (info.privilege == Privilege::own_user && !opts.system_wide)

@@ -173,12 +173,6 @@ std::string counter_label(const StatTotals& t, std::size_t e)
     return counter_name(t.counters.at(e));
 }
 
-// perf's interval stamp: "%6lu.%09lu".
-std::string interval_stamp(std::int64_t ns)
-{
-    return fmt::format("{:6}.{:09}", ns / 1000000000, ns % 1000000000);
-}
-
 // perf's pct-running in -x and -j: 100 * run / ena in whole numbers (u64 division).
 std::string machine_pct(std::uint64_t run, std::uint64_t ena)
 {
@@ -219,9 +213,28 @@ std::vector<Scope> scopes(const StatTotals& t, const StatFormat& f)
 
 }  // namespace
 
+std::string stat_interval_stamp(std::int64_t ns)
+{
+    return fmt::format("{:6}.{:09}", ns / 1000000000, ns % 1000000000);
+}
+
 std::string thousands(std::uint64_t v)
 {
     return fmt::format("{}", fmt::group_digits(v));
+}
+
+std::string stat_human_header(const StatTotals& t, const StatFormat& f)
+{
+    std::string head = "\n Performance counter stats for ";
+    if (f.task)
+        head += f.target;
+    else if (f.target.empty())
+        head += "CPUs " + format_cpu_list(t.cpus);
+    else
+        head += fmt::format("{} (CPUs {})", f.target, format_cpu_list(t.cpus));
+    if (t.runs > 1)
+        head += fmt::format(" ({} runs)", t.runs);
+    return head + ":\n\n";
 }
 
 std::string stat_human(const StatTotals& t, const StatFormat& f)
@@ -229,22 +242,13 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
     fmt::memory_buffer out;
     auto it = std::back_inserter(out);
     const bool interval = f.interval_ns >= 0;
-    const std::string prefix = interval ? interval_stamp(f.interval_ns) + " " : std::string();
+    const std::string prefix = interval ? stat_interval_stamp(f.interval_ns) + " " : std::string();
     if (interval && f.interval_header) {
         fmt::format_to(it, f.per_cpu
                                ? "#           time CPU                    counts unit events\n"
                                : "#           time             counts unit events\n");
     } else if (!interval) {
-        fmt::format_to(it, "\n Performance counter stats for ");
-        if (f.task)
-            fmt::format_to(it, "{}", f.target);
-        else if (f.target.empty())
-            fmt::format_to(it, "CPUs {}", format_cpu_list(t.cpus));
-        else
-            fmt::format_to(it, "{} (CPUs {})", f.target, format_cpu_list(t.cpus));
-        if (t.runs > 1)
-            fmt::format_to(it, " ({} runs)", t.runs);
-        fmt::format_to(it, ":\n\n");
+        fmt::format_to(it, "{}", stat_human_header(t, f));
     }
     // perf's multiplexing note: "(NN.NN%)" of the time enabled; none beside <...>.
     const auto running = [&](std::size_t e, const Scope& c) {
@@ -298,7 +302,7 @@ std::string stat_csv(const StatTotals& t, const StatFormat& f)
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         for (const Scope& c : scopes(t, f)) {
             if (f.interval_ns >= 0)
-                fmt::format_to(it, "{}{}", interval_stamp(f.interval_ns), s);
+                fmt::format_to(it, "{}{}", stat_interval_stamp(f.interval_ns), s);
             if (c.one_cpu)
                 fmt::format_to(it, "CPU{}{}", t.cpus[c.cpus[0]], s);
             fmt::format_to(it, "{}{}{}{}", shown_count(t, e, c, false), s, s, event_name(t, e, c));

@@ -35,6 +35,11 @@ struct StatFormat {
     unsigned topdown_level = 0;
 };
 
+// perf's block that opens the human table: " Performance counter stats for TARGET:".
+std::string stat_human_header(const StatTotals& t, const StatFormat& f);
+// perf's interval stamp, "%6lu.%09lu" of seconds.
+std::string stat_interval_stamp(std::int64_t ns);
+
 // The report in f.style (the top-down metrics with topdown_level: stat_topdown.hpp).
 std::string stat_report(const StatTotals& t, const StatFormat& f);
 

@@ -91,11 +91,6 @@ std::string bare(const std::optional<TopdownL1>& l1, double share)
     return l1->counted ? fmt::format("{:.1f}", share * 100.0) : "<not counted>";
 }
 
-std::string interval_stamp(std::int64_t ns)
-{
-    return fmt::format("{:6}.{:09}", ns / 1000000000, ns % 1000000000);
-}
-
 std::string human(const StatTotals& t, const StatFormat& f)
 {
     fmt::memory_buffer out;
@@ -110,23 +105,14 @@ std::string human(const StatTotals& t, const StatFormat& f)
         fmt::format_to(it, "\n");
     };
     if (!interval) {
-        fmt::format_to(it, "\n Performance counter stats for ");
-        if (f.task)
-            fmt::format_to(it, "{}", f.target);
-        else if (f.target.empty())
-            fmt::format_to(it, "CPUs {}", format_cpu_list(t.cpus));
-        else
-            fmt::format_to(it, "{} (CPUs {})", f.target, format_cpu_list(t.cpus));
-        if (t.runs > 1)
-            fmt::format_to(it, " ({} runs)", t.runs);
-        fmt::format_to(it, ":\n\n");
+        fmt::format_to(it, "{}", stat_human_header(t, f));
         header("");
     } else if (f.interval_header) {
         header("#           time ");
     }
     for (const auto& [label, cpus] : split) {
         if (interval)
-            fmt::format_to(it, "{} ", interval_stamp(f.interval_ns));
+            fmt::format_to(it, "{} ", stat_interval_stamp(f.interval_ns));
         if (labelled)
             fmt::format_to(it, "{:<9}", label);
         const auto l1 = topdown_level1(t, cpus);
@@ -148,7 +134,7 @@ std::string csv(const StatTotals& t, const StatFormat& f)
     const std::string& sep = f.separator;
     const auto split = scopes(t, f);
     const bool interval = f.interval_ns >= 0;
-    const std::string stamp = interval ? interval_stamp(f.interval_ns) + sep : std::string();
+    const std::string stamp = interval ? stat_interval_stamp(f.interval_ns) + sep : std::string();
     if (!interval || f.interval_header) {
         out += interval ? " time" + sep : std::string();  // perf's prefix, then "time"
         out += split.size() > 1 ? "pmu" + sep : std::string();
