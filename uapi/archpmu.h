@@ -158,7 +158,7 @@ struct archpmu_info {
 	__u32 nr_cpu_ids;	/* out: every CPU number is below this */
 	__u32 nr_cpus_online;	/* out */
 	__u32 nr_cpus_enumerated; /* out: CPUs with enumeration data */
-	__u32 max_gp_counters;	/* out: GP counters the module can program per CPU */
+	__u32 max_gp_counters;	/* out: GP counters it can program per CPU (past 8: v6 only) */
 	__u32 max_fixed_counters; /* out: fixed counters the module can program per CPU */
 	/* out (ARCHPMU_CAP_UNPRIVILEGED): ARCHPMU_PRIVILEGE_*, what the caller may open */
 	__u32 privilege;
@@ -168,8 +168,8 @@ struct archpmu_info {
 /*
  * What a caller may open: everything with CAP_PERFMON or CAP_SYS_ADMIN;
  * otherwise what the module parameter unprivileged allows (perf's
- * kernel.perf_event_paranoid): nothing, counting task sessions of tasks the
- * caller may read with every event in user mode only (ARCHPMU_EVTSEL_USR
+ * kernel.perf_event_paranoid): nothing, task sessions (counting and sampling)
+ * of tasks the caller may read with every event in user mode only (ARCHPMU_EVTSEL_USR
  * without OS or AnyThread), or everything; by default nothing. A session outside
  * it is -EPERM (bad_event: the event refused for its mode, if any). The
  * register read and the netlink events always need CAP_PERFMON.
@@ -269,6 +269,9 @@ struct archpmu_cpu_info {
  *                its first hardware event) every session is refused, and while
  *                any session exists archpmu holds a GP counter's reservation,
  *                so perf_event_open() of a hardware event fails with EBUSY.
+ *                The reservation covers GP 0-7: while perf holds any, GP 8 and
+ *                up are taken as its too. A kernel that drives a v6 PMU at
+ *                1900H reserves nothing there, and perf is not kept out.
  *   -ENXIO, -ENODEV  a CPU out of range; a CPU offline or without an
  *                architectural PMU
  *   -EFAULT      a bad events or cpus pointer, or the counters or this

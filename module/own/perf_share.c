@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * archpmu and perf never share the PMU.
+ * archpmu and perf never share the PMU, as far as perf's reservation reaches
+ * (below).
  *
  * perf (and the NMI watchdog, a perf event) claims GP counters through the
  * reservation bitmaps of arch/x86/kernel/cpu/perfctr-watchdog.c: as soon as
