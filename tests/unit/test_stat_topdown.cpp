@@ -170,7 +170,7 @@ TEST_CASE("a hybrid part's top-down is per core type, each from its own events",
                                R"("metric-unit" : "Retiring"})"));
 }
 
-TEST_CASE("--topdown opens the top-down events some CPU has, or says why it cannot",
+TEST_CASE("stat --topdown opens the top-down events some CPU has, or says why it cannot",
           "[stat][topdown]")
 {
     // Arrow Lake: the P-core lacks bad-spec (bit 9), the E-core slots (bit 7).
