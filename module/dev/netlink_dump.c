@@ -206,6 +206,7 @@ static int usage_cpu(struct dump_state *st, unsigned int cpu, struct archpmu_reg
 	struct archpmu_pmu_desc d = {};
 	unsigned int nr = 0, i;
 	bool perf_all;
+	u64 gp;
 	int ret;
 
 	/* Under the lock: a session that closes meanwhile is not seen as an agent. */
@@ -218,13 +219,14 @@ static int usage_cpu(struct dump_state *st, unsigned int cpu, struct archpmu_reg
 		mutex_unlock(&archpmu_own_lock);
 		return ret;
 	}
-	perf_all = archpmu_gp_driven(&d) && !(archpmu_gp_driven(&d) & ~perf_held);
+	gp = archpmu_gp_driven(&d);
+	perf_all = gp && !(gp & ~perf_held);
 	for (i = 0; i < ARCHPMU_CTX_COUNTERS; i++) {
 		bool fixed = i >= ARCHPMU_NR_GP;
 		u32 j = fixed ? i - ARCHPMU_NR_GP : i;
 		struct usage_entry *u = &st->usage[st->nr];
 
-		if (!((fixed ? d.fixed_mask : archpmu_gp_driven(&d)) & BIT_ULL(j)))
+		if (!((fixed ? d.fixed_mask : gp) & BIT_ULL(j)))
 			continue;
 		u->counter = fixed ? ARCHPMU_COUNTER_FIXED | j : j;
 		classify(st, u, cpu, i, regs, nr, perf_held, perf_all);

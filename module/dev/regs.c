@@ -25,6 +25,7 @@ int archpmu_regs_read_cpu(unsigned int cpu, struct archpmu_reg *regs, unsigned i
 {
 	struct archpmu_batch *b;
 	unsigned int i;
+	u64 gp;
 	int ret;
 
 	ret = archpmu_enum_get(cpu, d, NULL);
@@ -36,8 +37,9 @@ int archpmu_regs_read_cpu(unsigned int cpu, struct archpmu_reg *regs, unsigned i
 	if (!b)
 		return -ENOMEM;
 	archpmu_batch_init(b, NULL, NULL, NULL);
+	gp = archpmu_gp_driven(d);
 	for (i = 0; i < ARCHPMU_NR_GP; i++) {
-		if (!(archpmu_gp_driven(d) & BIT_ULL(i)))
+		if (!(gp & BIT_ULL(i)))
 			continue;
 		add(b, regs, archpmu_gp_sel_msr(i));
 		add(b, regs, archpmu_gp_ctr_msr(i, false));

@@ -309,4 +309,13 @@ void archpmu_release_gp(u64 gp);
 /* GP counters (busy-mask bits) reserved by perf, not by archpmu. */
 u64 archpmu_perf_held_gp(void);
 
+/*
+ * What perf holding the legacy GP counters @held means: GP 8 and up too,
+ * which its GLOBAL_CTRL rewrites stop and no reservation covers.
+ */
+static inline u64 archpmu_perf_holds(u64 held)
+{
+	return held ? held | (ARCHPMU_GP_BITS & ~ARCHPMU_LEGACY_GP_BITS) : 0;
+}
+
 #endif /* ARCHPMU_OWN_OWN_H */

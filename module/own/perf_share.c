@@ -147,5 +147,5 @@ u64 archpmu_perf_held_gp(void)
 			held |= BIT_ULL(i);
 	}
 	mutex_unlock(&reserve_lock);
-	return held ? held | (ARCHPMU_GP_BITS & ~ARCHPMU_LEGACY_GP_BITS) : 0;
+	return archpmu_perf_holds(held);
 }

@@ -165,8 +165,7 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 			cl->gp_reserved = gp;
 			return 0;
 		}
-		/* At most one round per counter; GP 8 and up are perf's too (perf_share.c). */
-		perf_held |= BIT_ULL(failed) | (ARCHPMU_GP_BITS & ~ARCHPMU_LEGACY_GP_BITS);
+		perf_held |= archpmu_perf_holds(BIT_ULL(failed));	/* a round per counter */
 	}
 }
 

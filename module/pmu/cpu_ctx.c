@@ -185,7 +185,7 @@ void archpmu_ctx_reset_local(struct archpmu_batch *b)
 u64 archpmu_counters_pause_local(u64 bits)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
-	unsigned long gp = bits & GENMASK_ULL(ARCHPMU_NR_GP - 1, 0);
+	unsigned long gp = bits & ARCHPMU_GP_BITS;
 	u64 running = 0, sel;
 	unsigned int i;
 
