@@ -21,13 +21,7 @@ std::uint64_t sum_of(const std::vector<std::uint64_t>& xs)
     return sum;
 }
 
-// What one line counts: one CPU (-A), the CPUs of one core type (a hybrid part:
-// perf's cpu_core/NAME/ and cpu_atom/NAME/), or every CPU.
-struct Scope {
-    std::vector<std::size_t> cpus;  // indices into StatTotals::cpus
-    bool one_cpu = false;
-    std::string core_type;  // "core", "atom"; empty: not split by core type
-};
+using Scope = StatScope;
 
 std::uint64_t sum_over(const std::vector<std::vector<std::uint64_t>>& xs, std::size_t e,
                        const Scope& sc)
@@ -180,9 +174,9 @@ std::string machine_pct(std::uint64_t run, std::uint64_t ena)
     return fmt::format("{}.00", pct);
 }
 
-// The lines of each event: per CPU with -A; else per core type on a hybrid part
-// (P-cores first, as perf), else one.
-std::vector<Scope> scopes(const StatTotals& t, const StatFormat& f)
+}  // namespace
+
+std::vector<StatScope> stat_scopes(const StatTotals& t, const StatFormat& f)
 {
     std::vector<Scope> out;
     if (f.per_cpu) {
@@ -210,8 +204,6 @@ std::vector<Scope> scopes(const StatTotals& t, const StatFormat& f)
         all.cpus.push_back(c);
     return {all};
 }
-
-}  // namespace
 
 std::string stat_interval_stamp(std::int64_t ns)
 {
@@ -260,7 +252,7 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
     };
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         const std::string counter = counter_label(t, e);
-        for (const Scope& c : scopes(t, f)) {
+        for (const Scope& c : stat_scopes(t, f)) {
             fmt::format_to(it, "{}", prefix);
             if (c.one_cpu)
                 fmt::format_to(it, "{:<14}",
@@ -300,7 +292,7 @@ std::string stat_csv(const StatTotals& t, const StatFormat& f)
     auto it = std::back_inserter(out);
     const std::string& s = f.separator;
     for (std::size_t e = 0; e < t.events.size(); ++e) {
-        for (const Scope& c : scopes(t, f)) {
+        for (const Scope& c : stat_scopes(t, f)) {
             if (f.interval_ns >= 0)
                 fmt::format_to(it, "{}{}", stat_interval_stamp(f.interval_ns), s);
             if (c.one_cpu)
@@ -324,7 +316,7 @@ std::string stat_json_lines(const StatTotals& t, const StatFormat& f)
     fmt::memory_buffer out;
     auto it = std::back_inserter(out);
     for (std::size_t e = 0; e < t.events.size(); ++e) {
-        for (const Scope& c : scopes(t, f)) {
+        for (const Scope& c : stat_scopes(t, f)) {
             if (f.interval_ns >= 0)
                 fmt::format_to(it, "{{\"interval\" : {}.{:09}, ", f.interval_ns / 1000000000,
                                f.interval_ns % 1000000000);
@@ -381,7 +373,7 @@ std::string stat_json(const StatTotals& t, const StatFormat& f)
             j["time_running_ns"] = sum_of(t.running_ns[e]);
         }
         j["running_pct"] = t.running_pct(e);
-        const auto split = scopes(t, f);
+        const auto split = stat_scopes(t, f);
         if (!f.per_cpu && split.size() > 1) {
             nlohmann::ordered_json by_type;
             for (const auto& sc : split)

@@ -3,9 +3,11 @@
 // CSV (-x) and JSON lines (-j), and archpmu's own JSON document (--json).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "stat_report.hpp"
 
@@ -34,6 +36,18 @@ struct StatFormat {
     // --topdown: the level of the top-down metrics printed instead of the counts.
     unsigned topdown_level = 0;
 };
+
+// What one line counts: one CPU (-A), the CPUs of one core type (a hybrid part:
+// perf's cpu_core/NAME/ and cpu_atom/NAME/), or every CPU.
+struct StatScope {
+    std::vector<std::size_t> cpus;  // indices into StatTotals::cpus
+    bool one_cpu = false;
+    std::string core_type;  // "core", "atom"; empty: not split by core type
+};
+
+// The lines of each event: per CPU with -A; else per core type on a hybrid part
+// (P-cores first, as perf), else one.
+std::vector<StatScope> stat_scopes(const StatTotals& t, const StatFormat& f);
 
 // perf's block that opens the human table: " Performance counter stats for TARGET:".
 std::string stat_human_header(const StatTotals& t, const StatFormat& f);

@@ -48,31 +48,14 @@ bool enough(const std::vector<std::string>& events)
     return three && (has(events, kBadSpec) || has(events, kSlots));
 }
 
-// Per core type on a hybrid part (P-cores first, as perf), else every CPU; the label
-// is perf's PMU name, empty when not split.
+// stat_scopes() with perf's PMU name for a label (empty when not split by core type).
 std::vector<std::pair<std::string, std::vector<std::size_t>>> scopes(const StatTotals& t,
                                                                      const StatFormat& f)
 {
     std::vector<std::pair<std::string, std::vector<std::size_t>>> out;
-    for (const char* type : {"core", "atom"}) {
-        std::vector<std::size_t> cpus;
-        for (std::size_t c = 0; c < t.cpus.size(); ++c) {
-            const auto it = f.core_types.find(t.cpus[c]);
-            if (it != f.core_types.end() && it->second == type)
-                cpus.push_back(c);
-        }
-        if (!cpus.empty())
-            out.emplace_back(std::string("cpu_") + type, std::move(cpus));
-    }
-    std::size_t split = 0;
-    for (const auto& s : out)
-        split += s.second.size();
-    if (out.size() > 1 && split == t.cpus.size())
-        return out;
-    std::vector<std::size_t> all(t.cpus.size());
-    for (std::size_t c = 0; c < all.size(); ++c)
-        all[c] = c;
-    return {{"", all}};
+    for (auto& sc : stat_scopes(t, f))
+        out.emplace_back(sc.core_type.empty() ? "" : "cpu_" + sc.core_type, std::move(sc.cpus));
+    return out;
 }
 
 // A metric as the table shows it: perf's "%8.1f%%", or why there is none.
