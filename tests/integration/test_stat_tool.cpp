@@ -140,17 +140,58 @@ TEST_CASE("stat --topdown gives level 1 per core type of an Arrow Lake, exactly"
     CHECK_THAT(r.out, Catch::Contains("the max level is 1"));
 }
 
-TEST_CASE(
-    "stat --topdown is refused, saying why, where no CPU has the events; -d is not the device",
-    "[stat-tool][topdown]")
+TEST_CASE("stat --topdown is refused, saying why, where no CPU has the events",
+          "[stat-tool][topdown]")
 {
     LoadedModule module("model_rate_percent=0 " + dump_params("GenuineIntel00506E3_Skylake.txt"));
     auto r = run_tool("stat --topdown -a --duration 0.1");
     CHECK(r.status == 1);
     CHECK_THAT(r.out, Catch::Contains("no CPU here has the architectural top-down events"));
     CHECK_THAT(r.out, Catch::Contains("PERF_METRICS"));
-    r = run_tool("stat -d -- true");
+    CHECK(run_tool("stat --device /dev/archpmu -e instructions -- true").status == 0);
+}
+
+TEST_CASE("stat -d counts perf's detailed events as a Skylake encodes them, exactly",
+          "[stat-tool][detailed]")
+{
+    LoadedModule module("model_rate_percent=0 " + dump_params("GenuineIntel00506E3_Skylake.txt"));
+    // MEM_INST_RETIRED.ALL_LOADS 400 and L1D.REPLACEMENT 40 on CPU 0, as the kernel's
+    // table encodes L1-dcache-loads and -load-misses there; LLC-* need OFFCORE_RSP.
+    const std::string work =
+        "sh -c '" + injector(0, "0x81d0", 400) + "; " + injector(0, "0x0151", 40) + "'";
+    auto r = run_tool("stat -d -x, -e instructions -C 0 -- " + work);
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("archpmu stat: not supported: LLC-loads, LLC-load-misses: "
+                                      "it needs OFFCORE_RSP"));
+    CHECK_THAT(r.out, Catch::Matches("(.|\n)*\n0,,instructions,[0-9]+,100\\.00,,,fixed0\n"
+                                     "400,,L1-dcache-loads,[0-9]+,100\\.00,,,gp[0-3]\n"
+                                     "40,,L1-dcache-load-misses,[0-9]+,100\\.00,10\\.00,"
+                                     "of all L1-dcache accesses,gp[0-3]\n"
+                                     "<not supported>,,LLC-loads,0,100\\.00,,,-\n"
+                                     "<not supported>,,LLC-load-misses,0,100\\.00,,,-\n"));
+    // -dd and -ddd add the L1 instruction cache, the TLBs and the prefetches, in perf's
+    // order, after the default events.
+    r = run_tool("stat -ddd -C 0 -- true");
+    REQUIRE(r.status == 0);
+    std::vector<std::string> order;
+    for (const char* name :
+         {"branch-misses", "L1-dcache-loads", "L1-dcache-load-misses", "LLC-loads",
+          "LLC-load-misses", "L1-icache-loads", "L1-icache-load-misses", "dTLB-loads",
+          "dTLB-load-misses", "iTLB-loads", "iTLB-load-misses", "L1-dcache-prefetches",
+          "L1-dcache-prefetch-misses"})
+        order.push_back(std::string(" ") + name + " ");
+    std::size_t at = 0;
+    for (const auto& name : order) {
+        const std::size_t found = r.out.find(name, at);
+        INFO(name);
+        CHECK(found != std::string::npos);
+        at = found == std::string::npos ? at : found;
+    }
+    CHECK_THAT(r.out, Catch::Contains("<not supported>      L1-icache-loads"));
+    CHECK_THAT(r.out, Catch::Contains("<not supported>      L1-dcache-prefetches"));
+    // --topdown replaces the events: not with -d; -d at the top level is not the device.
+    CHECK(run_tool("stat -d --topdown -- true").status == 129);
+    r = run_tool("-d /dev/archpmu stat -e instructions -- true");
     CHECK(r.status == 129);
     CHECK_THAT(r.out, Catch::Contains("--device"));
-    CHECK(run_tool("stat --device /dev/archpmu -e instructions -- true").status == 0);
 }

@@ -229,11 +229,19 @@ TEST_CASE("command-line errors name the argument, show the usage and exit 129", 
     CHECK_THAT(refused({"info", "ls"}), Contains("ls"));
     CHECK_THAT(refused({"--device", "", "info"}),
                Contains("archpmu info: --device: the path is empty"));
-    // -d is perf stat's --detailed, refused until it exists; the device is --device.
-    CHECK_THAT(refused({"stat", "-d", "--", "true"}), Contains("--device"));
-    CHECK_THAT(refused({"stat", "-dd", "--", "true"}), Contains("-d/--detailed"));
+    // -d is perf stat's --detailed; the device is --device.
+    CHECK_THAT(refused({"stat", "-d", "--topdown", "--", "true"}), Contains("-d/--detailed"));
     CHECK_THAT(refused({"-d", "/dev/x", "info"}), Contains("(the device option is --device)"));
     CHECK_THAT(refused({"record", "-d", "/dev/x", "true"}), Contains("--device"));
+}
+
+TEST_CASE("stat -d, -dd, -ddd: perf's levels of detailed events", "[stat-args][detailed]")
+{
+    CHECK(parse({"stat", "--", "true"}).stat.detailed == 0);
+    CHECK(parse({"stat", "-d", "--", "true"}).stat.detailed == 1);
+    CHECK(parse({"stat", "-dd", "--", "true"}).stat.detailed == 2);
+    CHECK(parse({"stat", "-d", "-d", "-d", "-e", "cycles", "true"}).stat.detailed == 3);
+    CHECK(parse({"stat", "--detailed", "-a", "--duration", "1"}).stat.detailed == 1);
 }
 
 TEST_CASE("stat --topdown takes level 0 or 1, and neither -e nor -A", "[stat-args][topdown]")

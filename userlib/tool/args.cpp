@@ -450,7 +450,7 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             ->type_name("N");
     bool topdown = false;
     std::string td_level;
-    bool detailed = false;
+    unsigned detailed = 0;
     stat->add_flag("--topdown", topdown,
                    "top-down level 1 as perf stat --topdown (retiring, bad speculation, "
                    "frontend and backend bound), from the architectural top-down events");
@@ -459,7 +459,8 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                          "the top-down level: 1, the one there is (0, as in perf: the highest)")
             ->type_name("N");
     stat->add_flag("-d,--detailed", detailed,
-                   "perf's detailed events (L1, LLC, TLB): not supported yet, refused");
+                   "add perf's detailed events: L1 data cache and LLC; -dd: also L1 "
+                   "instruction cache and TLBs; -ddd: also L1 data prefetches");
     auto* duration_opt = stat->add_option("--duration", duration,
                                           "count for SECONDS, without a COMMAND (more than 0, "
                                           "at most " +
@@ -557,10 +558,9 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             cmd.action = Command::Action::record;
             return cmd;
         }
-        if (detailed)
-            return usage(
-                "-d/--detailed: perf's detailed events are not supported yet (the device "
-                "option is --device)");
+        if (detailed && topdown)
+            return usage("--topdown and -d/--detailed exclude each other");
+        st.detailed = detailed;
         if (td_level_opt->count() && !topdown)
             return usage("--td-level sets the level of --topdown: add it");
         if (topdown) {

@@ -22,6 +22,7 @@
 #include "archpmu/session.hpp"
 #include "archpmu/unique_fd.hpp"
 #include "child.hpp"
+#include "stat_detailed.hpp"
 #include "stat_format.hpp"
 #include "stat_report.hpp"
 #include "stat_topdown.hpp"
@@ -151,8 +152,55 @@ struct RunOutcome {
 struct StatPlan {
     StatFormat format;
     bool on_exec = false;
-    std::vector<EventSpec> events;
+    std::vector<EventSpec> events;  // the events opened
+    // -d: the rows of the report, in order, and which of them are opened (the
+    // others are perf's <not supported>); empty: every row is an opened event.
+    std::vector<EventSpec> rows;
+    std::vector<bool> opened;
 };
+
+// The CPUs counted: -C's, else every one (tasks run anywhere).
+std::vector<CpuInfo> counted_cpus(const StatOptions& opts, const Device& device)
+{
+    auto cpus = device.all_cpu_info();
+    if (opts.system_wide && !opts.cpus.empty())
+        cpus.erase(std::remove_if(cpus.begin(), cpus.end(),
+                                  [&](const CpuInfo& c) {
+                                      return std::find(opts.cpus.begin(), opts.cpus.end(), c.cpu) ==
+                                             opts.cpus.end();
+                                  }),
+                   cpus.end());
+    return cpus;
+}
+
+// -d: perf's detailed events after the others, each opened or shown <not supported>
+// (why, on stderr, once per reason).
+void add_detailed(StatPlan& plan, unsigned level, const std::vector<CpuInfo>& cpus)
+{
+    plan.rows = plan.events;
+    plan.opened.assign(plan.rows.size(), true);
+    std::vector<std::pair<std::string, std::string>> why;  // reason, names
+    for (auto& d : detailed_events(level, cpus)) {
+        if (d.spec) {
+            plan.events.push_back(*d.spec);
+            plan.rows.push_back(*d.spec);
+            plan.opened.push_back(true);
+            continue;
+        }
+        EventSpec row;
+        row.name = d.name;
+        plan.rows.push_back(row);
+        plan.opened.push_back(false);
+        auto same =
+            std::find_if(why.begin(), why.end(), [&](const auto& w) { return w.first == d.why; });
+        if (same == why.end())
+            why.emplace_back(d.why, d.name);
+        else
+            same->second += ", " + d.name;
+    }
+    for (const auto& [reason, names] : why)
+        std::cerr << "archpmu stat: not supported: " << names << ": " << reason << "\n";
+}
 
 StatPlan plan_of(const StatOptions& opts)
 {
@@ -172,20 +220,18 @@ StatPlan plan_of(const StatOptions& opts)
                    opts.tids.empty() && (info.capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
     plan.events = opts.events;
     if (opts.topdown_level) {
-        // The CPUs counted: -C's, else every one (tasks run anywhere).
-        auto cpus = device.all_cpu_info();
-        if (opts.system_wide && !opts.cpus.empty())
-            cpus.erase(std::remove_if(cpus.begin(), cpus.end(),
-                                      [&](const CpuInfo& c) {
-                                          return std::find(opts.cpus.begin(), opts.cpus.end(),
-                                                           c.cpu) == opts.cpus.end();
-                                      }),
-                       cpus.end());
-        plan.events = topdown_events(cpus);
+        plan.events = topdown_events(counted_cpus(opts, device));
         fmt.topdown_level = opts.topdown_level;
     }
-    if (info.privilege == Privilege::own_user && !opts.system_wide)
+    if (opts.detailed)
+        add_detailed(plan, opts.detailed, counted_cpus(opts, device));
+    if (info.privilege == Privilege::own_user && !opts.system_wide) {
         plan.events = user_mode_named(plan.events);
+        // The rows' names as the events' (a <not supported> row has no mode to add).
+        for (std::size_t r = 0, e = 0; r < plan.rows.size(); ++r)
+            if (plan.opened[r])
+                plan.rows[r] = plan.events.at(e++);
+    }
     return plan;
 }
 
@@ -246,7 +292,9 @@ RunOutcome run_once(const StatOptions& opts, const StatPlan& plan, ReportSink& s
         f.interval_header = intervals++ % 25 == 0;
         const auto length = static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::nanoseconds>(at - last_print).count());
-        sink.write(stat_report(stat_totals(sessions.front(), &last, now, length), f));
+        sink.write(stat_report(with_unopened_rows(stat_totals(sessions.front(), &last, now, length),
+                                                  plan.rows, plan.opened),
+                               f));
         last = now;
         last_print = at;
     };
@@ -282,7 +330,8 @@ RunOutcome run_once(const StatOptions& opts, const StatPlan& plan, ReportSink& s
     // The last, partial interval, as perf prints it.
     if (opts.interval_ms && Clock::now() > last_print)
         print_interval(final_counts);
-    outcome.totals = stat_totals(sessions.front(), nullptr, final_counts, elapsed);
+    outcome.totals = with_unopened_rows(
+        stat_totals(sessions.front(), nullptr, final_counts, elapsed), plan.rows, plan.opened);
     if (!opts.interval_ms && opts.repeat <= 1)
         sink.write(stat_report(outcome.totals, fmt));
     warn_not_counted(outcome.totals);

@@ -35,6 +35,7 @@ struct StatOptions {
     std::optional<std::chrono::nanoseconds> duration;  // without a COMMAND
     unsigned repeat = 1;                               // -r: runs of the COMMAND
     unsigned topdown_level = 0;  // --topdown: 1 (its events replace -e); 0: no top-down
+    unsigned detailed = 0;       // -d, -dd, -ddd: perf's detailed events after the others
     std::vector<std::string> command;
 };
 

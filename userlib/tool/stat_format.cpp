@@ -23,6 +23,15 @@ std::uint64_t sum_of(const std::vector<std::uint64_t>& xs)
 
 using Scope = StatScope;
 
+// Every CPU of the totals, as one scope.
+Scope whole(const StatTotals& t)
+{
+    Scope all;
+    for (std::size_t c = 0; c < t.cpus.size(); ++c)
+        all.cpus.push_back(c);
+    return all;
+}
+
 std::uint64_t sum_over(const std::vector<std::vector<std::uint64_t>>& xs, std::size_t e,
                        const Scope& sc)
 {
@@ -138,7 +147,46 @@ Metric metric_of(const StatTotals& t, std::size_t e, const Scope& c)
         {0x00c5, 0x00c4, "of all branches", true, false, 2},
         {0x412e, 0x4f2e, "of all cache refs", true, false, 3},
     };
+    // perf's generic cache events (-d) by name: their encodings vary by CPU model.
+    struct NamedShadow {
+        std::string_view name;
+        std::string_view base;
+        const char* unit;
+    };
+    static constexpr NamedShadow kNamedShadows[] = {
+        {"L1-dcache-load-misses", "L1-dcache-loads", "of all L1-dcache accesses"},
+        {"LLC-load-misses", "LLC-loads", "of all LL-cache accesses"},
+        {"L1-icache-load-misses", "L1-icache-loads", "of all L1-icache accesses"},
+        {"dTLB-load-misses", "dTLB-loads", "of all dTLB cache accesses"},
+        {"iTLB-load-misses", "iTLB-loads", "of all iTLB cache accesses"},
+    };
+    // "dTLB-loads:u" is dTLB-loads with the modifiers ":u".
+    const auto split = [](const std::string& name) {
+        const std::size_t colon = name.find(':');
+        return std::pair{
+            std::string_view(name).substr(0, colon),
+            colon == std::string::npos ? std::string_view() : std::string_view(name).substr(colon)};
+    };
+    const auto [name, mods] = split(t.events[e].name);
     Metric m;
+    for (const auto& s : kNamedShadows) {
+        if (name != s.name)
+            continue;
+        m.unit = s.unit;
+        const auto base = std::find_if(t.events.begin(), t.events.end(), [&](const EventSpec& ev) {
+            return split(ev.name) == std::pair{s.base, mods};
+        });
+        if (base == t.events.end())
+            return m;
+        const auto b = static_cast<std::size_t>(base - t.events.begin());
+        if (!counted(t, b, c) || !counted(t, e, c))
+            return m;
+        const auto of = static_cast<double>(value_of(t, b, c));
+        m.ratio = of > 0 ? static_cast<double>(value_of(t, e, c)) / of * 100.0 : 0.0;
+        m.value = fmt::format("{:.2f}", m.ratio);
+        m.human = fmt::format("#  {:5.2f}% {}", m.ratio, s.unit);
+        return m;
+    }
     for (const auto& s : kShadows) {
         if ((t.events[e].config & 0xffff) != s.code)
             continue;
@@ -199,10 +247,7 @@ std::vector<StatScope> stat_scopes(const StatTotals& t, const StatFormat& f)
         split += sc.cpus.size();
     if (out.size() > 1 && split == t.cpus.size())
         return out;
-    Scope all;
-    for (std::size_t c = 0; c < t.cpus.size(); ++c)
-        all.cpus.push_back(c);
-    return {all};
+    return {whole(t)};
 }
 
 std::string stat_interval_stamp(std::int64_t ns)
@@ -258,8 +303,10 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
                 fmt::format_to(it, "{:<14}",
                                "CPU" + std::to_string(t.cpus[c.cpus[0]]) +
                                    (t.offline[c.cpus[0]] ? "(offline)" : ""));
-            fmt::format_to(it, "{:>20}      {:<24}", shown_count(t, e, c, true),
-                           event_name(t, e, c));
+            // A name as wide as the column still has a space before the counter.
+            const std::string name = event_name(t, e, c);
+            fmt::format_to(it, "{:>20}      {:<24}{}", shown_count(t, e, c, true), name,
+                           name.size() >= 24 ? " " : "");
             const Metric m = counted(t, e, c) ? metric_of(t, e, c) : Metric{};
             if (c.one_cpu || m.human.empty())
                 fmt::format_to(it, "{}{}{}{}\n",
@@ -363,10 +410,13 @@ std::string stat_json(const StatTotals& t, const StatFormat& f)
         j["name"] = t.events[e].name;
         j["config"] = fmt::format("{:#x}", t.events[e].config);
         j["counter"] = counter_label(t, e);
-        j["value"] = t.total(e);
+        // An event no CPU has (perf's <not supported> everywhere) has no value.
+        const bool supported = !absent(t, e, whole(t));
+        j["value"] = supported ? nlohmann::ordered_json(t.total(e)) : nullptr;
         nlohmann::ordered_json per_cpu = nlohmann::ordered_json::object();
         for (std::size_t c = 0; c < t.cpus.size(); ++c)
-            per_cpu[std::to_string(t.cpus[c])] = t.per_cpu[e][c];
+            per_cpu[std::to_string(t.cpus[c])] =
+                supported ? nlohmann::ordered_json(t.per_cpu[e][c]) : nullptr;
         j["per_cpu"] = std::move(per_cpu);
         if (e < t.enabled_ns.size()) {
             j["time_enabled_ns"] = sum_of(t.enabled_ns[e]);

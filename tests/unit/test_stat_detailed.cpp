@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: MIT
+// `archpmu stat -d/-dd/-ddd`: perf's detailed events, encoded per CPU model from the
+// kernel's tables, and the <not supported> rows of those that cannot be counted.
+#include <catch2/catch.hpp>
+
+#include "archpmu.h"
+#include "stat_detailed.hpp"
+#include "stat_format.hpp"
+
+using Catch::Matchers::Contains;
+
+namespace {
+
+archpmu::CpuInfo cpu(std::uint32_t n, std::uint32_t eax,
+                     archpmu::CoreType type = archpmu::CoreType::none)
+{
+    archpmu::CpuInfo c;
+    c.cpu = n;
+    c.version = 4;
+    c.cpuid_01_eax = eax;
+    c.core_type = type;
+    return c;
+}
+
+constexpr std::uint32_t kSkylake = 0x000506e3;        // family 6, model 5EH
+constexpr std::uint32_t kAlderLake = 0x00090672;      // family 6, model 97H
+constexpr std::uint32_t kNovaLake = 0x00300f10;       // family 18 (0FH + 3), model 01H
+constexpr std::uint32_t kDiamondRapids = 0x00400f10;  // family 19 (0FH + 4), model 01H
+
+std::vector<std::string> names(const std::vector<archpmu::tool::DetailedEvent>& events)
+{
+    std::vector<std::string> out;
+    for (const auto& e : events)
+        out.push_back(e.name);
+    return out;
+}
+
+archpmu::EventSpec event(const char* name, std::uint64_t config)
+{
+    archpmu::EventSpec e;
+    e.name = name;
+    e.config = config;
+    return e;
+}
+
+}  // namespace
+
+TEST_CASE("stat -d, -dd, -ddd: perf 6.1's events in its order", "[stat][detailed]")
+{
+    using V = std::vector<std::string>;
+    const std::vector<archpmu::CpuInfo> skl = {cpu(0, kSkylake)};
+    CHECK(names(archpmu::tool::detailed_events(1, skl)) ==
+          V{"L1-dcache-loads", "L1-dcache-load-misses", "LLC-loads", "LLC-load-misses"});
+    CHECK(names(archpmu::tool::detailed_events(2, skl)).size() == 10);
+    CHECK(names(archpmu::tool::detailed_events(2, skl))[9] == "iTLB-load-misses");
+    CHECK(names(archpmu::tool::detailed_events(3, skl)).back() == "L1-dcache-prefetch-misses");
+    CHECK(archpmu::tool::detailed_events(7, skl).size() == 12);
+}
+
+TEST_CASE("stat -d on Skylake: the kernel's encodings, LLC not supported", "[stat][detailed]")
+{
+    const auto d = archpmu::tool::detailed_events(3, {cpu(0, kSkylake), cpu(1, kSkylake)});
+    REQUIRE(d.size() == 12);
+    REQUIRE(d[0].spec);
+    CHECK(d[0].spec->config == 0x81d0);  // MEM_INST_RETIRED.ALL_LOADS
+    CHECK(d[0].spec->name == "L1-dcache-loads");
+    REQUIRE(d[1].spec);
+    CHECK(d[1].spec->config == 0x151);  // L1D.REPLACEMENT
+    // LLC-loads is OFFCORE_RESPONSE, which needs an MSR archpmu never writes.
+    CHECK_FALSE(d[2].spec);
+    CHECK_THAT(d[2].why, Contains("OFFCORE_RSP"));
+    CHECK_FALSE(d[3].spec);
+    // L1-icache-loads: Skylake's table has none (perf: <not supported>).
+    CHECK_FALSE(d[4].spec);
+    CHECK_THAT(d[4].why, Contains("no such event"));
+    REQUIRE(d[5].spec);
+    CHECK(d[5].spec->config == 0x283);  // ICACHE_64B.MISS
+    REQUIRE(d[8].spec);
+    CHECK(d[8].spec->config == 0x2085);  // ITLB_MISSES.STLB_HIT
+    CHECK_FALSE(d[10].spec);
+    CHECK_FALSE(d[11].spec);
+}
+
+TEST_CASE("stat -d: a model without a table has none of the events", "[stat][detailed]")
+{
+    for (const auto& d : archpmu::tool::detailed_events(3, {cpu(0, 0)}))
+        CHECK_FALSE(d.spec);
+}
+
+TEST_CASE("stat -d: the family and model as the SDM composes them", "[stat][detailed]")
+{
+    // Family 0FH + extended family, model with the extended model.
+    const auto d = archpmu::tool::detailed_events(2, {cpu(0, kDiamondRapids)});
+    REQUIRE(d[1].spec);
+    CHECK(d[1].spec->config == 0xe124);
+    // A hybrid model that CPUID does not call hybrid: its P-cores' encodings.
+    const auto n = archpmu::tool::detailed_events(2, {cpu(0, kNovaLake)});
+    REQUIRE(n[1].spec);
+    CHECK(n[1].spec->config == 0xe124);
+    const auto e = archpmu::tool::detailed_events(2, {cpu(0, kNovaLake, archpmu::CoreType::atom)});
+    CHECK_FALSE(e[1].spec);
+    REQUIRE(e[4].spec);
+    CHECK(e[4].spec->config == 0x380);
+}
+
+TEST_CASE("stat -d on a hybrid part: each core type's encoding, or none where they differ",
+          "[stat][detailed]")
+{
+    using archpmu::CoreType;
+    const auto both = archpmu::tool::detailed_events(
+        1, {cpu(0, kAlderLake, CoreType::core), cpu(1, kAlderLake, CoreType::atom)});
+    // L1-dcache-loads is 81D0H on both.
+    REQUIRE(both[0].spec);
+    CHECK(both[0].spec->config == 0x81d0);
+    // L1-dcache-load-misses: E124H on the P-cores, none on the E-cores.
+    CHECK_FALSE(both[1].spec);
+    CHECK_THAT(both[1].why, Contains("CPU 1"));
+    CHECK_THAT(both[1].why, Contains("-C"));
+    const auto p = archpmu::tool::detailed_events(1, {cpu(0, kAlderLake, CoreType::core)});
+    REQUIRE(p[1].spec);
+    CHECK(p[1].spec->config == 0xe124);
+    const auto e = archpmu::tool::detailed_events(1, {cpu(1, kAlderLake, CoreType::atom)});
+    CHECK_FALSE(e[1].spec);
+}
+
+TEST_CASE("stat -d: <not supported> rows among the counts, miss ratios by name", "[stat][detailed]")
+{
+    archpmu::StatTotals t;
+    t.events = {event("cycles", 0x3c), event("L1-dcache-loads", 0x81d0),
+                event("L1-dcache-load-misses", 0x151)};
+    t.counters = {ARCHPMU_COUNTER_FIXED | 1, 0, 1};
+    t.cpus = {0, 1};
+    t.elapsed_ns = 1000000000;
+    t.per_cpu = {{500, 500}, {300, 100}, {30, 10}};
+    t.absent = std::vector<std::vector<bool>>(3, {false, false});
+    t.offline = {false, false};
+    t.multiplexed = std::vector<bool>(3, false);
+    t.crowded_out.resize(3);
+    t.enabled_ns = t.running_ns = std::vector<std::vector<std::uint64_t>>(3, {1, 1});
+
+    std::vector<archpmu::EventSpec> rows = t.events;
+    rows.push_back(event("LLC-loads", 0));
+    rows.push_back(event("LLC-load-misses", 0));
+    const std::vector<bool> opened = {true, true, true, false, false};
+    const auto all = archpmu::tool::with_unopened_rows(t, rows, opened);
+    REQUIRE(all.events.size() == 5);
+    CHECK(all.events[3].name == "LLC-loads");
+    CHECK(all.counters[3] == ARCHPMU_NO_COUNTER);
+    CHECK(all.per_cpu[2] == std::vector<std::uint64_t>{30, 10});
+    CHECK(all.absent[4] == std::vector<bool>{true, true});
+
+    archpmu::StatFormat f;
+    const std::string human = archpmu::stat_human(all, f);
+    CHECK_THAT(human, Contains("<not supported>      LLC-loads"));
+    CHECK_THAT(human, Contains("<not supported>      LLC-load-misses"));
+    // 40 of 400 loads missed: perf's "of all L1-dcache accesses".
+    CHECK_THAT(human, Contains("#  10.00% of all L1-dcache accesses"));
+    f.style = archpmu::StatFormat::Style::csv;
+    f.separator = ",";
+    const std::string csv = archpmu::stat_csv(all, f);
+    CHECK_THAT(csv, Contains("<not supported>,,LLC-loads,"));
+    CHECK_THAT(csv, Contains("40,,L1-dcache-load-misses,"));
+    CHECK_THAT(csv, Contains("10.00,of all L1-dcache accesses"));
+}

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+#include "stat_detailed.hpp"
+
+#include <array>
+#include <cstdint>
+#include <iterator>
+
+#include "archpmu.h"
+
+#include <fmt/format.h>
+
+namespace archpmu::tool {
+namespace {
+
+// Which cores a row is for: every core of a non-hybrid part, or a hybrid part's
+// P-cores or E-cores (with its LP E-cores).
+enum class Unit : std::uint8_t { any, core, atom };
+using U = Unit;
+
+constexpr std::size_t kEntries = 12;
+constexpr std::int64_t kInvalid = -1;  // perf: -EINVAL
+constexpr std::int64_t kOffcore = -2;  // needs OFFCORE_RSP_x
+
+struct CacheRow {
+    unsigned family;
+    unsigned model;
+    Unit unit;
+    std::array<std::int64_t, kEntries> encodings;
+};
+
+#include "cache_events_table.inc"
+
+// perf's names, in the order of the table's columns and of builtin-stat.c's
+// detailed_attrs (-d), very_detailed_attrs (-dd), very_very_detailed_attrs (-ddd).
+constexpr std::array<std::string_view, kEntries> kNames = {
+    "L1-dcache-loads",  "L1-dcache-load-misses", "LLC-loads",
+    "LLC-load-misses",  "L1-icache-loads",       "L1-icache-load-misses",
+    "dTLB-loads",       "dTLB-load-misses",      "iTLB-loads",
+    "iTLB-load-misses", "L1-dcache-prefetches",  "L1-dcache-prefetch-misses"};
+// How many columns each level adds up to: -d 4, -dd 10, -ddd 12.
+constexpr std::array<std::size_t, 4> kLevelEnd = {0, 4, 10, 12};
+
+// The family and model as the SDM displays them (CPUID.1:EAX).
+std::pair<unsigned, unsigned> family_model(std::uint32_t eax)
+{
+    unsigned family = (eax >> 8) & 0xf;
+    unsigned model = (eax >> 4) & 0xf;
+    if (family == 0xf)
+        family += (eax >> 20) & 0xff;
+    if (family == 0x6 || family >= 0xf)
+        model |= ((eax >> 16) & 0xf) << 4;
+    return {family, model};
+}
+
+const CacheRow* find_row(const CpuInfo& cpu)
+{
+    const auto [family, model] = family_model(cpu.cpuid_01_eax);
+    const Unit want = cpu.core_type == CoreType::core   ? Unit::core
+                      : cpu.core_type == CoreType::atom ? Unit::atom
+                                                        : Unit::any;
+    // A hybrid model whose CPUID says it is not hybrid (its E-cores off) is its
+    // P-cores, as the kernel sets it up.
+    const CacheRow* other = nullptr;
+    for (const auto& row : kCacheRows) {
+        if (row.family != family || row.model != model)
+            continue;
+        if (row.unit == want)
+            return &row;
+        if (row.unit == Unit::any || (want == Unit::any && row.unit == Unit::core))
+            other = &row;
+    }
+    return other;
+}
+
+}  // namespace
+
+std::vector<DetailedEvent> detailed_events(unsigned level, const std::vector<CpuInfo>& cpus)
+{
+    const std::size_t end = kLevelEnd[level < 3 ? level : 3];
+    std::vector<DetailedEvent> out;
+    for (std::size_t i = 0; i < end; ++i) {
+        DetailedEvent ev;
+        ev.name = std::string(kNames[i]);
+        std::int64_t encoding = 0;
+        bool first = true;
+        for (const auto& cpu : cpus) {
+            const CacheRow* row = find_row(cpu);
+            const std::int64_t here = row ? row->encodings[i] : 0;
+            if (first) {
+                encoding = here;
+                first = false;
+            } else if (here != encoding) {
+                ev.why = "its encoding differs between the CPUs counted (CPU " +
+                         std::to_string(cpu.cpu) + "'s core type); count them apart with -C";
+                encoding = 0;
+                break;
+            }
+        }
+        if (ev.why.empty()) {
+            if (encoding == kOffcore)
+                ev.why = "it needs OFFCORE_RSP, a model-specific MSR archpmu does not program";
+            else if (encoding == 0 || encoding == kInvalid)
+                ev.why = "the CPU model has no such event (perf says <not supported> too)";
+        }
+        if (ev.why.empty()) {
+            EventSpec spec;
+            spec.name = ev.name;
+            spec.config = static_cast<std::uint64_t>(encoding);
+            ev.spec = spec;
+        }
+        out.push_back(std::move(ev));
+    }
+    return out;
+}
+
+StatTotals with_unopened_rows(const StatTotals& t, const std::vector<EventSpec>& rows,
+                              const std::vector<bool>& opened)
+{
+    if (rows.empty())
+        return t;
+    StatTotals out = t;
+    const std::size_t n_cpus = t.cpus.size();
+    out.events = rows;
+    out.counters.clear();
+    out.multiplexed.clear();
+    out.crowded_out.clear();
+    out.absent.clear();
+    out.per_cpu.clear();
+    out.enabled_ns.clear();
+    out.running_ns.clear();
+    out.noise_pct.clear();
+    std::size_t from = 0;
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        if (!opened[r]) {
+            out.counters.push_back(ARCHPMU_NO_COUNTER);
+            out.multiplexed.push_back(false);
+            out.crowded_out.emplace_back();
+            out.absent.emplace_back(n_cpus, true);
+            out.per_cpu.emplace_back(n_cpus, 0);
+            out.enabled_ns.emplace_back(n_cpus, 0);
+            out.running_ns.emplace_back(n_cpus, 0);
+            if (!t.noise_pct.empty())
+                out.noise_pct.push_back(0);
+            continue;
+        }
+        out.counters.push_back(t.counters.at(from));
+        out.multiplexed.push_back(t.multiplexed.at(from));
+        out.crowded_out.push_back(t.crowded_out.at(from));
+        out.absent.push_back(t.absent.at(from));
+        out.per_cpu.push_back(t.per_cpu.at(from));
+        out.enabled_ns.push_back(t.enabled_ns.at(from));
+        out.running_ns.push_back(t.running_ns.at(from));
+        if (!t.noise_pct.empty())
+            out.noise_pct.push_back(t.noise_pct.at(from));
+        ++from;
+    }
+    return out;
+}
+
+std::string_view cache_table_source()
+{
+    return kCacheTableSource;
+}
+
+}  // namespace archpmu::tool
