@@ -463,7 +463,7 @@ TEST_CASE("record -- COMMAND samples the command only, not a bystander on its CP
     ::kill(static_cast<pid_t>(bystander), SIGKILL);
 }
 
-TEST_CASE("-F is a rate over the task's own run time, from the start, unthrottled",
+TEST_CASE("record -F is a rate over the task's own run time, from the start, unthrottled",
           "[task-sample][record-tool][freq]")
 {
     // No handler time budget: TCG's slow NMIs would throttle by time, not by rate.
