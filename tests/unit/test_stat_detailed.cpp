@@ -3,6 +3,8 @@
 // kernel's tables, and the <not supported> rows of those that cannot be counted.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "archpmu.h"
 #include "stat_detailed.hpp"
 #include "stat_format.hpp"
@@ -69,6 +71,8 @@ TEST_CASE("stat -d on Skylake: the kernel's encodings, LLC not supported", "[sta
     // LLC-loads is OFFCORE_RESPONSE, which needs an MSR archpmu never writes.
     CHECK_FALSE(d[2].spec);
     CHECK_THAT(d[2].why, Contains("OFFCORE_RSP"));
+    CHECK(archpmu::tool::detailed_event_name("iTLB-loads"));
+    CHECK_FALSE(archpmu::tool::detailed_event_name("instructions"));
     CHECK_FALSE(d[3].spec);
     // L1-icache-loads: Skylake's table has none (perf: <not supported>).
     CHECK_FALSE(d[4].spec);
@@ -83,8 +87,12 @@ TEST_CASE("stat -d on Skylake: the kernel's encodings, LLC not supported", "[sta
 
 TEST_CASE("stat -d: a model without a table has none of the events", "[stat][detailed]")
 {
-    for (const auto& d : archpmu::tool::detailed_events(3, {cpu(0, 0)}))
+    for (const auto& d : archpmu::tool::detailed_events(3, {cpu(0, 0x000006e8)}))  // Yonah
         CHECK_FALSE(d.spec);
+    // A module that does not tell the CPU model: the reason says so.
+    const auto d = archpmu::tool::detailed_events(1, {cpu(0, 0)});
+    CHECK_FALSE(d[0].spec);
+    CHECK_THAT(d[0].why, Contains("CPUID.1:EAX"));
 }
 
 TEST_CASE("stat -d: the family and model as the SDM composes them", "[stat][detailed]")
@@ -161,4 +169,53 @@ TEST_CASE("stat -d: <not supported> rows among the counts, miss ratios by name",
     CHECK_THAT(csv, Contains("<not supported>,,LLC-loads,"));
     CHECK_THAT(csv, Contains("40,,L1-dcache-load-misses,"));
     CHECK_THAT(csv, Contains("10.00,of all L1-dcache accesses"));
+}
+
+TEST_CASE("stat -d: rows between the counts keep each count in its place, in every form",
+          "[stat][detailed]")
+{
+    // Skylake -dd: L1-icache-loads has no encoding, between opened rows. Goldmont's
+    // iTLB-loads is C0H, instructions' encoding, and gets no insn-per-cycle ratio.
+    archpmu::StatTotals t;
+    t.events = {event("cycles", 0x3c), event("instructions", 0xc0),
+                event("L1-icache-load-misses:u", 0x10283), event("iTLB-loads:u", 0x100c0)};
+    t.counters = {ARCHPMU_COUNTER_FIXED | 1, ARCHPMU_COUNTER_FIXED, 0, 1};
+    t.cpus = {0};
+    t.elapsed_ns = 1000000000;
+    t.per_cpu = {{1000}, {2000}, {7}, {9}};
+    t.absent = std::vector<std::vector<bool>>(4, {false});
+    t.offline = {false};
+    t.multiplexed = std::vector<bool>(4, false);
+    t.crowded_out.resize(4);
+    t.enabled_ns = t.running_ns = std::vector<std::vector<std::uint64_t>>(4, {1});
+    const std::vector<archpmu::EventSpec> rows = {
+        t.events[0], t.events[1], event("L1-icache-loads", 0), t.events[2], t.events[3]};
+    const auto all = archpmu::tool::with_unopened_rows(t, rows, {true, true, false, true, true});
+    REQUIRE(all.per_cpu.size() == 5);
+    CHECK(all.per_cpu[3] == std::vector<std::uint64_t>{7});
+    CHECK(all.per_cpu[4] == std::vector<std::uint64_t>{9});
+    CHECK(all.counters[3] == 0);
+    CHECK(all.absent[2] == std::vector<bool>{true});
+
+    archpmu::StatFormat f;
+    const std::string human = archpmu::stat_human(all, f);
+    CHECK_THAT(human, Contains("<not supported>      L1-icache-loads"));
+    // The base is not counted: the ratio's unit alone, as perf.
+    CHECK_FALSE(Contains("of all L1-icache accesses").match(human));
+    CHECK_THAT(human, Contains("2.00 insn per cycle"));
+    CHECK_FALSE(Contains("0.01 insn per cycle").match(human));
+    f.style = archpmu::StatFormat::Style::json;
+    const auto doc = nlohmann::json::parse(archpmu::stat_json(all, f));
+    CHECK(doc["events"][2]["value"].is_null());
+    CHECK(doc["events"][2]["config"].is_null());
+    CHECK(doc["events"][2]["per_cpu"]["0"].is_null());
+    CHECK(doc["events"][3]["value"] == 7);
+    f.style = archpmu::StatFormat::Style::json_lines;
+    const std::string lines = archpmu::stat_json_lines(all, f);
+    CHECK_THAT(lines, Contains("\"counter-value\" : \"<not supported>\", \"unit\" : \"\", "
+                               "\"event\" : \"L1-icache-loads\""));
+    CHECK_THAT(lines,
+               Contains("\"counter-value\" : \"9.000000\", \"unit\" : \"\", \"event\" : "
+                        "\"iTLB-loads:u\", \"event-runtime\" : 1, \"pcnt-running\" : "
+                        "100.00, \"metric-value\" : 0.000000, \"metric-unit\" : \"(null)\""));
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "stat_detailed.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <iterator>
@@ -58,8 +59,9 @@ const CacheRow* find_row(const CpuInfo& cpu)
     const Unit want = cpu.core_type == CoreType::core   ? Unit::core
                       : cpu.core_type == CoreType::atom ? Unit::atom
                                                         : Unit::any;
-    // A hybrid model whose CPUID says it is not hybrid (its E-cores off) is its
-    // P-cores, as the kernel sets it up.
+    // A hybrid model whose CPUID does not say hybrid: Alder and Raptor Lake with their
+    // E-cores off, which the kernel sets up as their P-cores (later models get no
+    // PMU from the kernel then; their P-cores' encodings are the best guess).
     const CacheRow* other = nullptr;
     for (const auto& row : kCacheRows) {
         if (row.family != family || row.model != model)
@@ -83,23 +85,31 @@ std::vector<DetailedEvent> detailed_events(unsigned level, const std::vector<Cpu
         ev.name = std::string(kNames[i]);
         std::int64_t encoding = 0;
         bool first = true;
+        bool unknown = false;
         for (const auto& cpu : cpus) {
             const CacheRow* row = find_row(cpu);
-            const std::int64_t here = row ? row->encodings[i] : 0;
+            std::int64_t here = row ? row->encodings[i] : 0;
+            here = here == kInvalid ? 0 : here;  // both are perf's <not supported>
+            unknown = unknown || cpu.cpuid_01_eax == 0;
             if (first) {
                 encoding = here;
                 first = false;
             } else if (here != encoding) {
                 ev.why = "its encoding differs between the CPUs counted (CPU " +
-                         std::to_string(cpu.cpu) + "'s core type); count them apart with -C";
+                         std::to_string(cpu.cpu) +
+                         "'s core type); count one core type's CPUs system-wide with -C";
                 encoding = 0;
                 break;
             }
         }
         if (ev.why.empty()) {
             if (encoding == kOffcore)
-                ev.why = "it needs OFFCORE_RSP, a model-specific MSR archpmu does not program";
-            else if (encoding == 0 || encoding == kInvalid)
+                ev.why =
+                    "it needs OFFCORE_RSP (OMR on the newest parts), a model-specific MSR "
+                    "archpmu does not program";
+            else if (encoding == 0 && unknown)
+                ev.why = "the module does not report the CPU model (CPUID.1:EAX): update it";
+            else if (encoding == 0)
                 ev.why = "the CPU model has no such event (perf says <not supported> too)";
         }
         if (ev.why.empty()) {
@@ -155,6 +165,11 @@ StatTotals with_unopened_rows(const StatTotals& t, const std::vector<EventSpec>&
         ++from;
     }
     return out;
+}
+
+bool detailed_event_name(std::string_view name)
+{
+    return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }
 
 std::string_view cache_table_source()

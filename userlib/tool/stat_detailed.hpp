@@ -37,6 +37,9 @@ std::vector<DetailedEvent> detailed_events(unsigned level, const std::vector<Cpu
 StatTotals with_unopened_rows(const StatTotals& t, const std::vector<EventSpec>& rows,
                               const std::vector<bool>& opened);
 
+// One of perf's detailed events' names ("dTLB-loads"), without modifiers.
+bool detailed_event_name(std::string_view name);
+
 // "Linux 7.3.4": the kernel whose tables these are.
 std::string_view cache_table_source();
 

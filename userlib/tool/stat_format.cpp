@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "stat_format.hpp"
 
+#include "stat_detailed.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -167,7 +169,9 @@ Metric metric_of(const StatTotals& t, std::size_t e, const Scope& c)
             std::string_view(name).substr(0, colon),
             colon == std::string::npos ? std::string_view() : std::string_view(name).substr(colon)};
     };
-    const auto [name, mods] = split(t.events[e].name);
+    const auto parts = split(t.events[e].name);
+    const std::string_view name = parts.first;
+    const std::string_view mods = parts.second;
     Metric m;
     for (const auto& s : kNamedShadows) {
         if (name != s.name)
@@ -187,6 +191,10 @@ Metric metric_of(const StatTotals& t, std::size_t e, const Scope& c)
         m.human = fmt::format("#  {:5.2f}% {}", m.ratio, s.unit);
         return m;
     }
+    // A detailed event's encoding may be another's (iTLB-loads is C0H on Goldmont): it
+    // has only the ratios of its name, as perf matches them by event type.
+    if (tool::detailed_event_name(name))
+        return m;
     for (const auto& s : kShadows) {
         if ((t.events[e].config & 0xffff) != s.code)
             continue;
@@ -293,7 +301,9 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
         return counted(t, e, c) && pct < 100.0 ? fmt::format("  ({:.2f}%)", pct) : std::string();
     };
     const auto noise = [&](std::size_t e) {
-        return t.runs > 1 ? fmt::format("  ( +-{:6.2f}% )", t.noise_pct.at(e)) : std::string();
+        return t.runs > 1 && !absent(t, e, whole(t))
+                   ? fmt::format("  ( +-{:6.2f}% )", t.noise_pct.at(e))
+                   : std::string();
     };
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         const std::string counter = counter_label(t, e);
@@ -408,10 +418,11 @@ std::string stat_json(const StatTotals& t, const StatFormat& f)
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         nlohmann::ordered_json j;
         j["name"] = t.events[e].name;
-        j["config"] = fmt::format("{:#x}", t.events[e].config);
-        j["counter"] = counter_label(t, e);
         // An event no CPU has (perf's <not supported> everywhere) has no value.
         const bool supported = !absent(t, e, whole(t));
+        j["config"] =
+            supported ? nlohmann::ordered_json(fmt::format("{:#x}", t.events[e].config)) : nullptr;
+        j["counter"] = counter_label(t, e);
         j["value"] = supported ? nlohmann::ordered_json(t.total(e)) : nullptr;
         nlohmann::ordered_json per_cpu = nlohmann::ordered_json::object();
         for (std::size_t c = 0; c < t.cpus.size(); ++c)
