@@ -122,7 +122,7 @@ int archpmu_model_rdmsr(const struct archpmu_model_regs *r, u32 msr, u64 *val)
 		return 0;
 	}
 	if (msr == ARCHPMU_MSR_PERF_METRICS && (d->flags & ARCHPMU_PMU_PERF_METRICS)) {
-		*val = r->perf_metrics;
+		*val = archpmu_model_metrics_read(r);
 		return 0;
 	}
 	if (d->version < 2)
@@ -206,7 +206,7 @@ int archpmu_model_wrmsr(struct archpmu_model_regs *r, u32 msr, u64 val)
 		return write_counter(r, kind, idx, val);
 
 	if (msr == ARCHPMU_MSR_PERF_METRICS && (d->flags & ARCHPMU_PMU_PERF_METRICS)) {
-		r->perf_metrics = val;
+		archpmu_model_metrics_write(r, val);
 		return 0;
 	}
 	if (d->version < 2)
@@ -294,6 +294,13 @@ static bool fixed_counting(const struct archpmu_model_regs *r, u32 j, bool user)
 	return r->desc->version >= 2 && (r->desc->fixed_mask & BIT_ULL(j)) &&
 	       globally_enabled(r, ARCHPMU_GLOBAL_FIXED_SHIFT + j) &&
 	       (nibble & (user ? ARCHPMU_FIXED_USR : ARCHPMU_FIXED_OS));
+}
+
+/* PERF_METRICS counts with fixed counter 3 when GLOBAL_CTRL bit 48 enables it. */
+static bool metrics_counting(const struct archpmu_model_regs *r, bool user)
+{
+	return (r->desc->flags & ARCHPMU_PMU_PERF_METRICS) &&
+	       (r->global_ctrl & ARCHPMU_GLOBAL_PERF_METRICS) && fixed_counting(r, 3, user);
 }
 
 /* Counting in either ring (the write's concern is the enable, not the filter). */
@@ -394,6 +401,8 @@ void archpmu_model_inject(struct archpmu_model_regs *r, u32 code, u64 count,
 		     archpmu_fixed_counter_of(code) == (int)i))
 			add(&r->fixed[i], count, fixed_mask,
 			    BIT_ULL(ARCHPMU_GLOBAL_FIXED_SHIFT + i), fixed_pmi(r, i), r);
+	if (metrics_counting(r, user))
+		archpmu_model_metrics_inject(r, code, count);
 }
 
 /*
@@ -438,6 +447,8 @@ void archpmu_model_advance(struct archpmu_model_regs *r, u64 ns, bool user,
 			add(&r->fixed[i], rate * ns / 1000, fixed_mask,
 			    BIT_ULL(ARCHPMU_GLOBAL_FIXED_SHIFT + i), fixed_pmi(r, i), r);
 	}
+	if (metrics_counting(r, user))
+		archpmu_model_metrics_advance(r, ns, percent);
 }
 
 /* Nanoseconds until a counter with @dist events to go wraps at @rate/us, or U64_MAX. */

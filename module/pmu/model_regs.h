@@ -26,6 +26,9 @@
 #define ARCHPMU_MODEL_QUIRK_FOREIGN_ACK		0x4ULL
 #define ARCHPMU_MODEL_QUIRKS			0x7ULL	/* every quirk */
 
+/* IA32_PERF_METRICS' fields: level 1 (4), then level 2 (4). */
+#define ARCHPMU_MODEL_TD_FIELDS	8
+
 struct archpmu_model_regs {
 	const struct archpmu_pmu_desc *desc;	/* the layout being modelled */
 	u64 quirks;				/* ARCHPMU_MODEL_QUIRK_* */
@@ -35,7 +38,11 @@ struct archpmu_model_regs {
 	u64 fixed_ctrl;
 	u64 global_ctrl;
 	u64 global_status;
-	u64 perf_metrics;
+	/*
+	 * IA32_PERF_METRICS as the slots of each of its categories since it
+	 * was written (model_metrics.c), in 1/255 slots.
+	 */
+	u64 td[ARCHPMU_MODEL_TD_FIELDS];
 	/*
 	 * Overflows that request a PMI (INT, or the fixed counter's PMI bit),
 	 * busy-mask bits: the backend delivers the interrupt and clears them.
@@ -88,6 +95,15 @@ void archpmu_model_advance(struct archpmu_model_regs *r, u64 ns, bool user,
  */
 u64 archpmu_model_advance_to_pmi(struct archpmu_model_regs *r, u64 ns, bool user,
 				 u32 percent);
+/*
+ * IA32_PERF_METRICS (model_metrics.c): read, write, and what an injection of
+ * @code or @ns of execution adds while fixed counter 3 and the metrics count.
+ */
+u64 archpmu_model_metrics_read(const struct archpmu_model_regs *r);
+void archpmu_model_metrics_write(struct archpmu_model_regs *r, u64 val);
+void archpmu_model_metrics_inject(struct archpmu_model_regs *r, u32 code, u64 count);
+void archpmu_model_metrics_advance(struct archpmu_model_regs *r, u64 ns, u32 percent);
+
 /* Events per microsecond of event @code in the model; 0 if it never occurs. */
 u64 archpmu_model_rate(u32 code);
 /* The model's core clock, cycles per microsecond. */

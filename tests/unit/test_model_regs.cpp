@@ -235,3 +235,124 @@ TEST_CASE("model: the FREEZE_ON_PMI quirk clears GLOBAL_CTRL (v2-3) or sets CTR_
         CHECK(m.read(ARCHPMU_MSR_PMC0 + 1) == pmc1 + 5);
     }
 }
+
+namespace {
+
+// Ice Lake's layout: v5, 8 GP, fixed counters 0-3, PDCM and PERF_METRICS.
+archpmu_pmu_desc metrics_layout(bool perf_metrics = true)
+{
+    archpmu_cpuid_set c{};
+    c.leaf01.ecx = 1u << 15;
+    c.leaf0a = {5u | 8u << 8 | 48u << 16 | 8u << 24, 0, 0xf, 4u | 48u << 5};
+    archpmu_pmu_desc d{};
+    archpmu_decode_cpuid(&c, &d);
+    archpmu_desc_set_perf_caps(&d, perf_metrics ? ARCHPMU_PERF_CAP_PERF_METRICS : 0);
+    return d;
+}
+
+uint64_t field(uint64_t metrics, unsigned i)
+{
+    return (metrics >> (8 * i)) & 0xff;
+}
+
+// Fixed counter 3 counting slots in both rings, PERF_METRICS enabled with it.
+void count_slots(Model& m)
+{
+    REQUIRE(m.write(ARCHPMU_MSR_FIXED_CTR_CTRL, 0x3000) == 0);
+    REQUIRE(m.write(ARCHPMU_MSR_GLOBAL_CTRL, 1ull << 35 | ARCHPMU_GLOBAL_PERF_METRICS) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("model: PERF_METRICS splits the slots into fractions of 0xFF", "[model][topdown]")
+{
+    Model m(metrics_layout());
+    count_slots(m);
+    // 200 slots: retiring 100, bad speculation 20, frontend 40, backend 40; of those,
+    // heavy operations 50, mispredicts 20, fetch latency 10, memory bound 30.
+    archpmu_model_inject(&m.regs, 0x01a4, 200, true);
+    for (auto [code, n] : {std::pair{0x02c2u, 100u},
+                           {0x0073u, 20u},
+                           {0x019cu, 40u},
+                           {0x02a4u, 40u},
+                           {0x8400u, 50u},
+                           {0x8500u, 20u},
+                           {0x8600u, 10u},
+                           {0x8700u, 30u}})
+        archpmu_model_inject(&m.regs, code, n, true);
+    CHECK(m.read(ARCHPMU_MSR_FIXED_CTR0 + 3) == 200);
+    const uint64_t pm = m.read(ARCHPMU_MSR_PERF_METRICS);
+    // 127.5 + 25.5 + 51 + 51, rounded so that they sum to 0xFF: the one lost goes to
+    // the first of those that lost the most.
+    CHECK(field(pm, 0) == 128);
+    CHECK(field(pm, 1) == 25);
+    CHECK(field(pm, 2) == 51);
+    CHECK(field(pm, 3) == 51);
+    CHECK(field(pm, 0) + field(pm, 1) + field(pm, 2) + field(pm, 3) == 0xff);
+    CHECK(field(pm, 4) == 64);  // 63.75
+    CHECK(field(pm, 5) == 25);  // 25.5, but never more than bad speculation
+    CHECK(field(pm, 6) == 13);
+    CHECK(field(pm, 7) == 38);
+    // perf's arithmetic gets the counts back: slots * field / 0xFF.
+    CHECK(200 * field(pm, 2) / 0xff == 40);
+}
+
+TEST_CASE("model: PERF_METRICS counts only with fixed counter 3 and GLOBAL_CTRL bit 48",
+          "[model][topdown]")
+{
+    Model m(metrics_layout());
+    REQUIRE(m.write(ARCHPMU_MSR_FIXED_CTR_CTRL, 0x3000) == 0);
+    REQUIRE(m.write(ARCHPMU_MSR_GLOBAL_CTRL, 1ull << 35) == 0);
+    archpmu_model_inject(&m.regs, 0x02c2, 10, true);
+    CHECK(m.read(ARCHPMU_MSR_PERF_METRICS) == 0);
+    REQUIRE(m.write(ARCHPMU_MSR_GLOBAL_CTRL, ARCHPMU_GLOBAL_PERF_METRICS) == 0);
+    archpmu_model_inject(&m.regs, 0x02c2, 10, true);
+    CHECK(m.read(ARCHPMU_MSR_PERF_METRICS) == 0);
+    count_slots(m);
+    REQUIRE(m.write(ARCHPMU_MSR_FIXED_CTR_CTRL, 0x2000) == 0);  // user mode only
+    archpmu_model_inject(&m.regs, 0x02c2, 10, false);
+    CHECK(m.read(ARCHPMU_MSR_PERF_METRICS) == 0);
+    archpmu_model_inject(&m.regs, 0x02c2, 10, true);
+    CHECK(m.read(ARCHPMU_MSR_PERF_METRICS) == 0xff);
+}
+
+TEST_CASE("model: PERF_METRICS resets with a write of 0 and restores a written value",
+          "[model][topdown]")
+{
+    Model m(metrics_layout());
+    count_slots(m);
+    archpmu_model_advance(&m.regs, 1000, true, 100);
+    // The time-driven rates: retiring 6000, bad speculation 1000, frontend 2000 and
+    // backend 3000 of 12000 slots per microsecond.
+    const uint64_t pm = m.read(ARCHPMU_MSR_PERF_METRICS);
+    // 127.5, 21.25, 42.5 and 63.75: the two lost go to backend, then retiring.
+    CHECK(field(pm, 0) == 128);
+    CHECK(field(pm, 1) == 21);
+    CHECK(field(pm, 2) == 42);
+    CHECK(field(pm, 3) == 64);
+    CHECK(m.read(ARCHPMU_MSR_FIXED_CTR0 + 3) == 12000);
+    // perf's reset: fixed counter 3, then PERF_METRICS.
+    REQUIRE(m.write(ARCHPMU_MSR_FIXED_CTR0 + 3, 0) == 0);
+    REQUIRE(m.write(ARCHPMU_MSR_PERF_METRICS, 0) == 0);
+    CHECK(m.read(ARCHPMU_MSR_PERF_METRICS) == 0);
+    archpmu_model_inject(&m.regs, 0x01a4, 10, true);
+    archpmu_model_inject(&m.regs, 0x0073, 10, true);
+    CHECK(m.read(ARCHPMU_MSR_PERF_METRICS) == 0xff00);
+    // perf's restore: the slots, then the metrics, which read back as written.
+    REQUIRE(m.write(ARCHPMU_MSR_FIXED_CTR0 + 3, 300) == 0);
+    REQUIRE(m.write(ARCHPMU_MSR_PERF_METRICS, pm) == 0);
+    CHECK(m.read(ARCHPMU_MSR_PERF_METRICS) == pm);
+    // And further counting weighs against those 300 slots: 300 more of retiring.
+    archpmu_model_inject(&m.regs, 0x02c2, 300, true);
+    CHECK(field(m.read(ARCHPMU_MSR_PERF_METRICS), 0) == 192);  // (128 + 255) / 2, rounded
+}
+
+TEST_CASE("model: PERF_METRICS exists only where PERF_CAPABILITIES[15] says so", "[model][topdown]")
+{
+    Model m(metrics_layout(false));
+    CHECK(m.try_read(ARCHPMU_MSR_PERF_METRICS) == kGP);
+    CHECK(m.write(ARCHPMU_MSR_PERF_METRICS, 0) == kGP);
+    CHECK(m.write(ARCHPMU_MSR_GLOBAL_CTRL, ARCHPMU_GLOBAL_PERF_METRICS) == kGP);
+    Model with(metrics_layout());
+    CHECK(with.write(ARCHPMU_MSR_GLOBAL_CTRL, ARCHPMU_GLOBAL_PERF_METRICS) == 0);
+}
