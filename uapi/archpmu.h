@@ -57,6 +57,7 @@
 #define ARCHPMU_CAP_TASK_SAMPLE	0x8000ULL /* sampling with ARCHPMU_COUNT_OPEN_TASK */
 #define ARCHPMU_CAP_CALLCHAIN	0x10000ULL /* ARCHPMU_SAMPLE_CALLCHAIN */
 #define ARCHPMU_CAP_USER_STACK	0x20000ULL /* ARCHPMU_SAMPLE_USER_STACK, stack_user */
+#define ARCHPMU_CAP_PERF_METRICS 0x40000ULL /* top-down metric events (see below) */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -422,8 +423,34 @@ struct archpmu_cpu_info {
 #define ARCHPMU_HOLDER_AGENT	3	/* another agent counts with it (EN, fixed ring bits) */
 #define ARCHPMU_HOLDER_NONE	4	/* free (netlink's GET_PMU_USAGE only) */
 
+/*
+ * Top-down metrics (capability ARCHPMU_CAP_PERF_METRICS). Where
+ * IA32_PERF_CAPABILITIES[15] says IA32_PERF_METRICS exists (Ice Lake and later
+ * P-cores), perf's metric events count the slots of one top-down category:
+ * event 00H with umask 80H + i, i = 0 retiring, 1 bad speculation,
+ * 2 frontend bound, 3 backend bound, and, where the CPU fills them (Sapphire
+ * Rapids, Alder Lake P-cores and later; 0 elsewhere), 4 heavy operations,
+ * 5 branch mispredicts, 6 fetch latency, 7 memory bound (perf's
+ * topdown-retiring ... topdown-mem-bound). They are not counters: each fold
+ * (a read, and the periodic fold) adds field i of PERF_METRICS times the
+ * slots fixed counter 3 counted since the last, over 0xFF, and resets both
+ * (paused), as perf does. So a
+ * metric event must be in a group led by the slots event (A4H/01H, or the
+ * pseudo-encoding 00H/04H) with the same USR/OS, which must get fixed
+ * counter 3; its value's counter is ARCHPMU_COUNTER_METRICS | i. On a CPU
+ * without PERF_METRICS the event is -ENOENT (in a multiplexing session:
+ * absent there). Refused with -EINVAL: other PERFEVTSEL bits than USR/OS,
+ * ARCHPMU_EVENT_PIN, _GP_ONLY or a GP mask, or no such group; -EOPNOTSUPP
+ * in a sampling session; -EBUSY or -ENOSPC when fixed counter 3 is not to
+ * be had.
+ */
+#define ARCHPMU_METRIC_UMASK	0x80U
+#define ARCHPMU_NR_METRICS	8
+
 /* A counter: GP counter i is i; fixed counter j is ARCHPMU_COUNTER_FIXED | j. */
 #define ARCHPMU_COUNTER_FIXED	0x100U
+/* PERF_METRICS' field i: a top-down metric event (see above). */
+#define ARCHPMU_COUNTER_METRICS	0x200U
 /* No counter: the event is multiplexed off the PMU (archpmu_count_value.counter). */
 #define ARCHPMU_NO_COUNTER	0xffffffffU
 

@@ -52,6 +52,7 @@ static void build_read(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 	struct archpmu_claims *cl = ct->cl;
 	struct archpmu_batch *b = &c->batch;
 	bool close = closes_gates(cl, change);
+	struct archpmu_msr_op *pause;
 	unsigned int i;
 
 	/*
@@ -66,16 +67,19 @@ static void build_read(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 			   &c->change);
 	if (change && !close)
 		archpmu_claim_add_enable(cl, c, enable);
+	pause = cl->sampling ? NULL : archpmu_metrics_pause(cl, c);
+	cc->metrics_reset = !!pause;
 	for (i = 0; i < cl->nr_events && !cl->sampling; i++)
 		if (archpmu_claim_placed(c, i))
 			archpmu_batch_read(b, archpmu_claim_counter_msr(c, c->hw[i].counter, false),
 					   &cc->raw[i]);
+	archpmu_metrics_reset(c, pause);
 	/*
 	 * For check_foreign(): every event's control register, as the PMU has
 	 * it; not where the gate closes, which has just written them.
 	 */
 	for (i = 0; i < cl->nr_events && !close; i++)
-		if (archpmu_claim_placed(c, i))
+		if (archpmu_claim_controlled(c, i))
 			archpmu_batch_read(b, archpmu_claim_ctl_msr(c, i), &cc->ctl_seen[i]);
 	c->ops->ack(b, c->used & ~c->sampling);
 }
@@ -114,7 +118,7 @@ static void check_foreign(struct archpmu_count *ct, struct archpmu_claim *c, boo
 		cc->foreign = 0;
 	}
 	for (e = 0; e < cl->nr_events; e++) {
-		if (!archpmu_claim_placed(c, e))
+		if (!archpmu_claim_controlled(c, e))
 			continue;
 		want = archpmu_claim_ctl_expected(cl, c, e, running, &mask);
 		if (cl->sampling && !(c->hw[e].counter & ARCHPMU_COUNTER_FIXED))
@@ -136,7 +140,9 @@ static void check_foreign(struct archpmu_count *ct, struct archpmu_claim *c, boo
 static void fold_claim(struct archpmu_count *ct, struct archpmu_claim *c, bool change,
 		       bool running)
 {
+	struct archpmu_count_cpu *cc = count_cpu(ct, c);
 	struct archpmu_claims *cl = ct->cl;
+	u32 counters[ARCHPMU_MAX_EVENTS];
 	unsigned int i;
 
 	if (!closes_gates(cl, change))
@@ -144,9 +150,8 @@ static void fold_claim(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 	if (c->batch.err || cl->sampling)
 		return;
 	for (i = 0; i < cl->nr_events; i++)
-		if (archpmu_claim_placed(c, i))
-			archpmu_hw_fold(&c->hw[i], count_cpu(ct, c)->raw[i],
-					archpmu_claim_width_mask(c, c->hw[i].counter));
+		counters[i] = c->hw[i].counter;
+	archpmu_claim_fold(cl, c, cc->raw, counters, cc->metrics_reset);
 }
 
 /*

@@ -20,6 +20,7 @@ struct archpmu_count_cpu {
 	 */
 	u64 foreign;
 	u32 programs;
+	bool metrics_reset;	/* the read batch resets the top-down metrics */
 };
 
 struct archpmu_count {

@@ -216,15 +216,16 @@ static void build_turn(struct archpmu_mux *m, struct archpmu_claim *c)
 static void turned(struct archpmu_claims *cl, struct archpmu_claim *c)
 {
 	struct archpmu_mux_cpu *mc = mux_cpu(c);
+	u32 out[ARCHPMU_MAX_EVENTS];
 	unsigned int e;
 
 	if (c->batch.err)
 		pr_err("CPU %u: a multiplexing turn failed (%d); its counts are incomplete\n",
 		       c->cpu, c->batch.err);
 	for (e = 0; e < cl->nr_events; e++)
-		if (!c->batch.err && rotates(mc, mc->prev[e]))
-			archpmu_hw_fold(&c->hw[e], mc->raw[e],
-					archpmu_claim_width_mask(c, mc->prev[e]));
+		out[e] = rotates(mc, mc->prev[e]) ? mc->prev[e] : ARCHPMU_NO_COUNTER;
+	if (!c->batch.err)
+		archpmu_claim_fold(cl, c, mc->raw, out, false);
 	for (e = 0; e < cl->nr_events; e++)
 		if (rotates(mc, mc->next[e]))
 			local64_set(&c->hw[e].prev, 0);

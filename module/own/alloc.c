@@ -37,6 +37,8 @@ int archpmu_check_event(const struct archpmu_pmu_desc *d,
 		return -EDOM;
 	if ((config & ARCHPMU_EVTSEL_ANY) && !archpmu_anythread_allowed(d))
 		return -EOPNOTSUPP;
+	if (archpmu_metric_field(config) >= 0)
+		return d->flags & ARCHPMU_PMU_PERF_METRICS ? 0 : -ENOENT;
 	arch = archpmu_arch_event_of(config);
 	if (arch >= 0 && !(d->events_mask & BIT_ULL(arch)) &&
 	    !(ev->flags & ARCHPMU_EVENT_RAW))
@@ -126,6 +128,7 @@ bool archpmu_event_absent(const struct archpmu_pmu_desc *d, const struct archpmu
 	if (archpmu_check_event(d, ev) == -ENOENT)
 		return true;
 	return !(ev->flags & ARCHPMU_EVENT_PIN) && fixed_only(ev->config) &&
+	       archpmu_metric_field(ev->config) < 0 &&
 	       (j < 0 || !(fixed_usable(d) & BIT_ULL(j)));
 }
 
@@ -159,11 +162,83 @@ u64 archpmu_candidate_counters(const struct archpmu_pmu_desc *d,
 
 	if (ev->flags & ARCHPMU_EVENT_PIN)
 		return archpmu_counter_bit(ev->counter);
+	/* With fixed counter 3, which its slots event needs. */
+	if (archpmu_metric_field(ev->config) >= 0)
+		return d->flags & ARCHPMU_PMU_PERF_METRICS ?
+		       ARCHPMU_GLOBAL_PERF_METRICS |
+		       archpmu_counter_bit(ARCHPMU_COUNTER_FIXED | 3) : 0;
 	if (!fixed_only(ev->config))
 		bits |= event_gp(d, ev);
 	if (!(ev->flags & ARCHPMU_EVENT_GP_ONLY) && j >= 0 && (fixed_usable(d) & BIT_ULL(j)))
 		bits |= archpmu_counter_bit(ARCHPMU_COUNTER_FIXED | j);
 	return bits;
+}
+
+/* The first event of @e's group. */
+static unsigned int group_lead(const struct archpmu_event *ev, unsigned int e)
+{
+	while (e && (ev[e].flags & ARCHPMU_EVENT_GROUP))
+		e--;
+	return e;
+}
+
+static bool is_slots(u64 config)
+{
+	u32 code = archpmu_event_code(config);
+
+	return !(config & EVTSEL_FILTERS) && (code == 0x01a4 || code == 0x0400);
+}
+
+static u64 ring_of(u64 config)
+{
+	u64 r = config & (ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_OS);
+
+	return r ? r : ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_OS;
+}
+
+int archpmu_check_metrics(const struct archpmu_event *ev, unsigned int n, bool sampling,
+			  unsigned int *bad)
+{
+	u64 allowed = ARCHPMU_EVTSEL_EVENT | ARCHPMU_EVTSEL_UMASK | ARCHPMU_EVTSEL_USR |
+		      ARCHPMU_EVTSEL_OS;
+	unsigned int e, lead;
+
+	for (e = 0; e < n; e++) {
+		if (archpmu_metric_field(ev[e].config) < 0)
+			continue;
+		*bad = e;
+		if (sampling)
+			return -EOPNOTSUPP;
+		lead = group_lead(ev, e);
+		if ((ev[e].config & ~allowed) ||
+		    (ev[e].flags & (ARCHPMU_EVENT_PIN | ARCHPMU_EVENT_GP_ONLY |
+				    ARCHPMU_EVENT_GP_MASK)) ||
+		    lead == e || !is_slots(ev[lead].config) ||
+		    (ev[lead].flags & (ARCHPMU_EVENT_GP_ONLY | ARCHPMU_EVENT_GP_MASK)) ||
+		    ring_of(ev[lead].config) != ring_of(ev[e].config))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * A metric event on its CPU's PERF_METRICS, which the events of a session
+ * share: its group's slots event must have fixed counter 3.
+ */
+static int place_metric(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
+			unsigned int e, u32 *counters, u64 busy)
+{
+	int field = archpmu_metric_field(ev[e].config);
+	u32 slots = ARCHPMU_COUNTER_FIXED | 3;
+
+	if (field < 0 || !(d->flags & ARCHPMU_PMU_PERF_METRICS))
+		return -ENOENT;
+	if (busy & ARCHPMU_GLOBAL_PERF_METRICS)
+		return -EBUSY;
+	if (counters[group_lead(ev, e)] != slots)
+		return busy & archpmu_counter_bit(slots) ? -EBUSY : -ENOSPC;
+	counters[e] = ARCHPMU_COUNTER_METRICS | field;
+	return 0;
 }
 
 int archpmu_allocate(const struct archpmu_pmu_desc *d,
@@ -184,7 +259,7 @@ int archpmu_allocate(const struct archpmu_pmu_desc *d,
 		taken |= archpmu_counter_bit(counters[i]);
 	}
 	for (i = 0; i < n; i++) {
-		if (counters[i] != ~0U)
+		if (counters[i] != ~0U || archpmu_metric_field(ev[i].config) >= 0)
 			continue;
 		ret = place_fixed(d, &ev[i], taken, busy, &counters[i]);
 		if (ret < 0)
@@ -198,7 +273,8 @@ int archpmu_allocate(const struct archpmu_pmu_desc *d,
 			u64 free_gp, gp = event_gp(d, &ev[i]);
 			u32 g;
 
-			if (counters[i] != ~0U || (gp && hweight64(gp) != weight))
+			if (counters[i] != ~0U || (gp && hweight64(gp) != weight) ||
+			    archpmu_metric_field(ev[i].config) >= 0)
 				continue;
 			/* A mask with none of the CPU's counters; else, no GP counter at all. */
 			if (!gp) {
@@ -215,6 +291,13 @@ int archpmu_allocate(const struct archpmu_pmu_desc *d,
 			counters[i] = g;
 			taken |= BIT_ULL(g);
 		}
+	}
+	for (i = 0; i < n; i++) {
+		if (counters[i] != ~0U)
+			continue;
+		ret = place_metric(d, ev, i, counters, busy);
+		if (ret)
+			goto refuse;
 	}
 	return 0;
 

@@ -41,11 +41,40 @@ int archpmu_check_events(const struct archpmu_pmu_desc *d,
 			 const struct archpmu_event *ev, unsigned int n,
 			 bool absent_ok, u64 *absent, unsigned int *bad);
 
-/* The counter's bit in a busy mask and in IA32_PERF_GLOBAL_CTRL. */
+/*
+ * Top-down metric events (uapi): ride on the slots event's fixed counter 3.
+ * A session's metric events are checked as a whole by
+ * archpmu_check_metrics(), before any CPU's events.
+ */
+int archpmu_check_metrics(const struct archpmu_event *ev, unsigned int n, bool sampling,
+			  unsigned int *bad);
+
+/* The PERF_METRICS field a top-down metric event adds up, or -1. */
+static inline int archpmu_metric_field(u64 config)
+{
+	u32 umask = archpmu_event_code(config) >> 8;
+
+	if (config & ARCHPMU_EVTSEL_EVENT || umask < ARCHPMU_METRIC_UMASK ||
+	    umask >= ARCHPMU_METRIC_UMASK + ARCHPMU_NR_METRICS)
+		return -1;
+	return umask - ARCHPMU_METRIC_UMASK;
+}
+
+static inline bool archpmu_counter_is_metric(u32 counter)
+{
+	return counter != ARCHPMU_NO_COUNTER && (counter & ARCHPMU_COUNTER_METRICS);
+}
+
+/*
+ * The counter's bit in a busy mask and in IA32_PERF_GLOBAL_CTRL: a metric
+ * event's is PERF_METRICS' enable, bit 48.
+ */
 static inline u64 archpmu_counter_bit(u32 counter)
 {
 	u32 idx = counter & 0xff;
 
+	if (archpmu_counter_is_metric(counter))
+		return ARCHPMU_GLOBAL_PERF_METRICS;
 	if (counter & ARCHPMU_COUNTER_FIXED)
 		return idx < ARCHPMU_NR_FIXED ? BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + idx) : 0;
 	return counter < ARCHPMU_NR_GP ? BIT_ULL(counter) : 0;

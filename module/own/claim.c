@@ -259,6 +259,8 @@ static void build_save(struct archpmu_claim *c)
 	for (i = 0; i < ARCHPMU_NR_FIXED; i++)
 		if (used_fixed(c) & BIT_ULL(i))
 			archpmu_batch_read(b, ARCHPMU_MSR_FIXED_CTR0 + i, &sv->fixed[i]);
+	if (c->used & ARCHPMU_GLOBAL_PERF_METRICS)
+		archpmu_batch_read(b, ARCHPMU_MSR_PERF_METRICS, &sv->metrics);
 	c->ops->save_global(b, sv);
 	c->agent_busy = 0;
 }
@@ -296,9 +298,12 @@ static void build_program(struct archpmu_claims *cl, struct archpmu_claim *c, bo
 		if (!archpmu_claim_placed(c, i))
 			continue;
 		value = archpmu_hw_event_start(&c->hw[i], archpmu_claim_width_mask(c, ctr));
-		/* The counter first: v1's EN starts it (SDM 18.2.1.1). */
+		/*
+		 * The counter first: v1's EN starts it (SDM 18.2.1.1). PERF_METRICS
+		 * after fixed counter 3, which leads its metric events' group.
+		 */
 		archpmu_batch_write(b, archpmu_claim_counter_msr(c, ctr, true), value);
-		if (!is_fixed(ctr))
+		if (!is_fixed(ctr) && !archpmu_counter_is_metric(ctr))
 			archpmu_batch_write(b, archpmu_gp_sel_msr(ctr),
 					    evtsel_image(cl->ev[i].config, &c->hw[i], start));
 		local64_set(&c->hw[i].prev, value);
@@ -333,6 +338,9 @@ static void build_restore(struct archpmu_claim *c)
 	for (i = 0; i < ARCHPMU_NR_FIXED; i++)
 		if (used_fixed(c) & BIT_ULL(i))
 			archpmu_batch_write(b, ARCHPMU_MSR_FIXED_CTR0 + i, sv->fixed[i]);
+	/* After fixed counter 3: the fractions are of its value (perf's order). */
+	if (c->used & ARCHPMU_GLOBAL_PERF_METRICS)
+		archpmu_batch_write(b, ARCHPMU_MSR_PERF_METRICS, sv->metrics);
 	c->ops->restore_global(b, sv, c->used);
 	c->programmed = false;
 }
@@ -486,7 +494,7 @@ void archpmu_claim_add_enable(struct archpmu_claims *cl, struct archpmu_claim *c
 	if (!enable)
 		c->ops->disable(b, c->used);
 	for (i = 0; i < cl->nr_events; i++)
-		if (archpmu_claim_placed(c, i) && !is_fixed(c->hw[i].counter))
+		if (archpmu_claim_controlled(c, i) && !is_fixed(c->hw[i].counter))
 			archpmu_batch_write(b, archpmu_gp_sel_msr(c->hw[i].counter),
 					    evtsel_image(cl->ev[i].config, &c->hw[i], enable));
 	add_fixed_enable(cl, c, enable);

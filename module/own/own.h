@@ -233,11 +233,33 @@ static inline bool archpmu_claim_placed(const struct archpmu_claim *c, unsigned 
 	return c->hw[e].counter != ARCHPMU_NO_COUNTER;
 }
 
+/*
+ * Is event @e on @c's PMU with a control register of its own (not a top-down
+ * metric event, which fixed counter 3's nibble and GLOBAL_CTRL bit 48 run)?
+ */
+static inline bool archpmu_claim_controlled(const struct archpmu_claim *c, unsigned int e)
+{
+	return archpmu_claim_placed(c, e) && !archpmu_counter_is_metric(c->hw[e].counter);
+}
+
 /* @c's time running at @now (ktime_get_ns()), @started: its session counts. */
 static inline u64 archpmu_claim_running_ns(const struct archpmu_claim *c, bool started, u64 now)
 {
 	return c->times.running_ns + (started && c->programmed ? now - c->times.since : 0);
 }
+
+/*
+ * metrics.c: a fold of @c's counters in its batch. archpmu_metrics_pause()
+ * before the counters' reads, archpmu_metrics_reset() after them, when the
+ * claim has top-down metric events placed (else they add nothing); then
+ * archpmu_claim_fold() adds what each event of @counters (its counter when
+ * read, or ARCHPMU_NO_COUNTER: not read) counted, read as @raw, to its
+ * total; @reset: the batch reset the metrics.
+ */
+struct archpmu_msr_op *archpmu_metrics_pause(struct archpmu_claims *cl, struct archpmu_claim *c);
+void archpmu_metrics_reset(struct archpmu_claim *c, struct archpmu_msr_op *pause);
+void archpmu_claim_fold(struct archpmu_claims *cl, struct archpmu_claim *c, const u64 *raw,
+			const u32 *counters, bool reset);
 
 /* plan.c, under archpmu_own_lock and cpus_read_lock() */
 int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out);

@@ -42,6 +42,12 @@ static int exec_op(struct archpmu_msr_op *op)
 		if (err || !(old & op->mask))
 			return err;
 		return archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_OVF_CTRL, old & op->mask);
+	case ARCHPMU_MSR_PAUSE:
+		op->val = archpmu_counters_pause_local(op->mask);
+		return 0;
+	case ARCHPMU_MSR_RESUME:
+		archpmu_counters_resume_local(*op->dst);
+		return 0;
 	}
 	return -EINVAL;
 }

@@ -36,6 +36,8 @@ enum archpmu_msr_kind {
 	ARCHPMU_MSR_WRITE,	/* MSR = val */
 	ARCHPMU_MSR_MODIFY,	/* MSR = (MSR & ~mask) | (val & mask) */
 	ARCHPMU_MSR_ACK,	/* OVF_CTRL = GLOBAL_STATUS & mask, if any */
+	ARCHPMU_MSR_PAUSE,	/* stop the counters of mask that run; val: which */
+	ARCHPMU_MSR_RESUME,	/* start again those *dst (a PAUSE's val) says */
 };
 
 struct archpmu_msr_op {
@@ -48,11 +50,12 @@ struct archpmu_msr_op {
 
 /*
  * The longest batch is a multiplexing turn that moves every counter: a read
- * and a write of each counter, every event select, FIXED_CTR_CTRL, the ack
- * and the enable.
+ * and a write of each counter and of each top-down metric event's
+ * PERF_METRICS, every event select, FIXED_CTR_CTRL, the ack and the enable.
  */
-#define ARCHPMU_BATCH_MAX	80
-static_assert(2 * (ARCHPMU_NR_GP + ARCHPMU_NR_FIXED) + ARCHPMU_NR_GP + 3 <= ARCHPMU_BATCH_MAX);
+#define ARCHPMU_BATCH_MAX	96
+static_assert(2 * (ARCHPMU_NR_GP + ARCHPMU_NR_FIXED + ARCHPMU_NR_METRICS) + ARCHPMU_NR_GP + 3 <=
+	      ARCHPMU_BATCH_MAX);
 
 struct archpmu_batch;
 /* Runs on the batch's CPU with interrupts disabled, in the same cross-call. */
@@ -131,6 +134,28 @@ static inline void archpmu_batch_modify(struct archpmu_batch *b, u32 msr, u64 va
 		op->val = val;
 		op->mask = mask;
 	}
+}
+
+/*
+ * Around writes of counters that may be counting (SDM 18.2.1.1): stop those
+ * of @mask that run, and start them again after (cpu_ctx.h's
+ * archpmu_counters_pause_local()).
+ */
+static inline struct archpmu_msr_op *archpmu_batch_pause(struct archpmu_batch *b, u64 mask)
+{
+	struct archpmu_msr_op *op = archpmu_batch_add(b, ARCHPMU_MSR_PAUSE, 0);
+
+	if (op)
+		op->mask = mask;
+	return op;
+}
+
+static inline void archpmu_batch_resume(struct archpmu_batch *b, struct archpmu_msr_op *pause)
+{
+	struct archpmu_msr_op *op = pause ? archpmu_batch_add(b, ARCHPMU_MSR_RESUME, 0) : NULL;
+
+	if (op)
+		op->dst = &pause->val;
 }
 
 static inline void archpmu_batch_ack(struct archpmu_batch *b, u64 mask)

@@ -179,6 +179,12 @@ void archpmu_ctx_reset_local(struct archpmu_batch *b)
 		local64_set(&hw->prev, 0);
 		local64_set(&hw->total, 0);
 	}
+	/* The top-down metrics measure from fixed counter 3's zero too (uapi). */
+	if ((ch->used & ARCHPMU_GLOBAL_PERF_METRICS) && !samples) {
+		ret = archpmu_wrmsr_local(ARCHPMU_MSR_PERF_METRICS, 0);
+		if (ret && !b->err)
+			b->err = ret;
+	}
 	archpmu_counters_resume_local(running);
 }
 

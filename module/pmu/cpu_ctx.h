@@ -59,6 +59,7 @@
 #define ARCHPMU_PMU_CPU_CTX_H
 
 #include <asm/local64.h>
+#include <linux/math64.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/types.h>
@@ -104,6 +105,17 @@ static inline void archpmu_hw_fold(struct archpmu_hw_event *hw, u64 raw, u64 wid
 {
 	local64_add((raw - local64_read(&hw->prev)) & width_mask, &hw->total);
 	local64_set(&hw->prev, raw);
+}
+
+/*
+ * A top-down metric event (uapi): add field @field of PERF_METRICS, read as
+ * @metrics, of the @slots fixed counter 3 counted since both were last
+ * reset, as perf's icl_get_metrics_event_value().
+ */
+static inline void archpmu_hw_fold_metric(struct archpmu_hw_event *hw, u64 slots, u64 metrics,
+					  u32 field)
+{
+	local64_add(mul_u64_u32_div(slots, (metrics >> (8 * field)) & 0xff, 0xff), &hw->total);
 }
 
 /*
@@ -156,6 +168,7 @@ struct archpmu_pmu_saved {
 	u64 fixed[ARCHPMU_NR_FIXED];
 	u64 fixed_ctrl;
 	u64 global_ctrl;
+	u64 metrics;		/* IA32_PERF_METRICS, where a claim uses it */
 };
 
 /*
@@ -294,6 +307,8 @@ int archpmu_global_ctrl_local(u64 set, u64 clear);
 static inline u32 archpmu_counter_msr(const struct archpmu_pmu_desc *d, u32 counter,
 				      bool write)
 {
+	if (counter & ARCHPMU_COUNTER_METRICS)
+		return ARCHPMU_MSR_PERF_METRICS;
 	if (counter & ARCHPMU_COUNTER_FIXED)
 		return ARCHPMU_MSR_FIXED_CTR0 + (counter & 0xff);
 	return archpmu_gp_ctr_msr(counter, write && (d->flags & ARCHPMU_PMU_FULL_WIDTH_WRITE));
@@ -302,6 +317,8 @@ static inline u32 archpmu_counter_msr(const struct archpmu_pmu_desc *d, u32 coun
 static inline u64 archpmu_counter_width_mask(const struct archpmu_pmu_desc *d,
 					     u32 counter)
 {
+	if (counter & ARCHPMU_COUNTER_METRICS)
+		return ~0ULL;
 	return archpmu_width_mask(counter & ARCHPMU_COUNTER_FIXED ? d->fixed_width :
 				  d->gp_width);
 }

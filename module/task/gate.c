@@ -44,7 +44,7 @@ static void gate_msrs(const struct archpmu_claims *cl, const struct archpmu_clai
 	unsigned int e;
 
 	for (e = 0; e < cl->nr_events; e++) {
-		if (!archpmu_claim_placed(c, e))
+		if (!archpmu_claim_controlled(c, e))
 			continue;
 		v = archpmu_claim_ctl_expected(cl, c, e, on, &mask);
 		if (c->hw[e].counter & ARCHPMU_COUNTER_FIXED) {

@@ -217,3 +217,69 @@ TEST_CASE("event checks: reserved bits, INV, AnyThread, availability", "[alloc]"
     CHECK(check(v3, ev(0x00d1)) == 0);  // not architectural: accepted as is
     CHECK(check(layout(0, 0, 0), ev(0x00c0)) == -ENODEV);
 }
+
+namespace {
+
+// Ice Lake: v5, 4 GP, fixed counters 0-3, PERF_METRICS (or not).
+archpmu_pmu_desc metrics_layout(bool perf_metrics = true)
+{
+    auto d = layout(5, 4, 4, 0xf);
+    archpmu_desc_set_perf_caps(&d, perf_metrics ? ARCHPMU_PERF_CAP_PERF_METRICS : 0);
+    return d;
+}
+
+constexpr uint32_t M = ARCHPMU_COUNTER_METRICS;
+constexpr uint32_t G = ARCHPMU_EVENT_GROUP;
+
+}  // namespace
+
+TEST_CASE("top-down metric events ride on their slots event's fixed counter 3", "[alloc][topdown]")
+{
+    const auto d = metrics_layout();
+    auto r = allocate(d, {ev(0x00c4), ev(0x01a4), ev(0x8000, G), ev(0x8300, G), ev(0x8100, G)});
+    REQUIRE(r.err == 0);
+    CHECK(r.counters == std::vector<uint32_t>{0, F | 3, M | 0, M | 3, M | 1});
+    // Where fixed counter 3 is held, the slots go to a GP counter and the metrics
+    // have nothing to ride on: refused as busy.
+    r = allocate(d, {ev(0x01a4), ev(0x8000, G)}, 1ull << 35);
+    CHECK(r.err == -EBUSY);
+    CHECK(r.bad == 1);
+    // PERF_METRICS held by another session.
+    CHECK(allocate(d, {ev(0x01a4), ev(0x8000, G)}, ARCHPMU_GLOBAL_PERF_METRICS).err == -EBUSY);
+    // A CPU without PERF_METRICS lacks them (a hybrid part's E-cores).
+    const auto none = metrics_layout(false);
+    const archpmu_event retiring = ev(0x8000, G);
+    CHECK(archpmu_check_event(&none, &retiring) == -ENOENT);
+    CHECK(archpmu_event_absent(&none, &retiring));
+    CHECK(archpmu_check_event(&d, &retiring) == 0);
+    CHECK_FALSE(archpmu_event_absent(&d, &retiring));
+    CHECK(archpmu_candidate_counters(&d, &retiring) == (ARCHPMU_GLOBAL_PERF_METRICS | 1ull << 35));
+    CHECK(archpmu_candidate_counters(&none, &retiring) == 0);
+}
+
+TEST_CASE("top-down metric events must be in a group led by slots, and never sample",
+          "[alloc][topdown]")
+{
+    const auto check = [](std::vector<archpmu_event> evs, bool sampling = false) {
+        unsigned bad = ~0u;
+        const int err =
+            archpmu_check_metrics(evs.data(), static_cast<unsigned>(evs.size()), sampling, &bad);
+        return std::pair{err, bad};
+    };
+    CHECK(check({ev(0x01a4), ev(0x8000, G), ev(0x8700, G)}).first == 0);
+    CHECK(check({ev(0x0400), ev(0x8000, G)}).first == 0);  // fixed counter 3's own encoding
+    CHECK(check({ev(0x01a4 | ARCHPMU_EVTSEL_USR), ev(0x8000 | ARCHPMU_EVTSEL_USR, G)}).first == 0);
+    // Alone, led by another event, or a leader itself.
+    CHECK(check({ev(0x8000)}) == std::pair{-EINVAL, 0u});
+    CHECK(check({ev(0x00c0), ev(0x8000, G)}) == std::pair{-EINVAL, 1u});
+    CHECK(check({ev(0x01a4), ev(0x8000)}) == std::pair{-EINVAL, 1u});
+    // Another ring than the slots', filters, a pin or a GP-only slots event.
+    CHECK(check({ev(0x01a4), ev(0x8000 | ARCHPMU_EVTSEL_USR, G)}).first == -EINVAL);
+    CHECK(check({ev(0x01a4), ev(0x8000 | 1ull << 24, G)}).first == -EINVAL);
+    CHECK(check({ev(0x01a4), ev(0x8000, G | ARCHPMU_EVENT_PIN)}).first == -EINVAL);
+    CHECK(check({ev(0x01a4, ARCHPMU_EVENT_GP_ONLY), ev(0x8000, G)}).first == -EINVAL);
+    CHECK(check({ev(0x01a4 | 1ull << 24), ev(0x8000, G)}).first == -EINVAL);
+    CHECK(check({ev(0x01a4), ev(0x8000, G)}, true) == std::pair{-EOPNOTSUPP, 1u});
+    // Events that are not metrics are not its concern.
+    CHECK(check({ev(0x00c0), ev(0x8800)}).first == 0);
+}

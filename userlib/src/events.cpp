@@ -461,6 +461,8 @@ std::string counter_name(std::uint32_t counter)
         return "-";
     if (counter & ARCHPMU_COUNTER_FIXED)
         return "fixed" + std::to_string(counter & 0xff);
+    if (counter & ARCHPMU_COUNTER_METRICS)
+        return "metrics" + std::to_string(counter & 0xff);
     return "gp" + std::to_string(counter);
 }
 

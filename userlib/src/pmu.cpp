@@ -116,6 +116,11 @@ bool CpuInfo::full_width_write() const
     return (pmu_flags & ARCHPMU_PMU_FULL_WIDTH_WRITE) != 0;
 }
 
+bool CpuInfo::perf_metrics() const
+{
+    return (pmu_flags & ARCHPMU_PMU_PERF_METRICS) != 0;
+}
+
 bool CpuInfo::hybrid() const
 {
     return (pmu_flags & ARCHPMU_PMU_HYBRID) != 0;

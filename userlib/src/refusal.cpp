@@ -103,6 +103,23 @@ std::string open_refusal(int err, const archpmu_count_open& cmd, const std::stri
     const std::uint32_t cpu = cmd.bad_cpu;
     const std::string on = cpu == ~0U ? std::string() : " on CPU " + std::to_string(cpu);
     const std::string ev = "event '" + event + "'";
+    const std::uint32_t umask = ev_info ? (ev_info->config >> 8) & 0xff : 0;
+    const bool metric = ev_info && (ev_info->config & 0xff) == 0 && umask >= ARCHPMU_METRIC_UMASK &&
+                        umask < ARCHPMU_METRIC_UMASK + ARCHPMU_NR_METRICS;
+    if (metric && err == EINVAL)
+        return ev +
+               " is a top-down metric event: it counts only in a group led by slots with "
+               "the same :u or :k, as perf's {slots,topdown-retiring}, and takes no other "
+               "bits, pin or counter choice";
+    if (metric && err == ENOENT)
+        return ev + " is a top-down metric event" + on +
+               ", which needs PERF_METRICS (IA32_PERF_CAPABILITIES[15]: Ice Lake and later "
+               "P-cores), and a module with ARCHPMU_CAP_PERF_METRICS";
+    if (metric && err == EOPNOTSUPP)
+        return ev + " is a top-down metric event: it counts, it does not sample";
+    if (metric && err == ENOSPC)
+        return ev + " is a top-down metric event" + on +
+               ": its group's slots event must get fixed counter 3";
     switch (err) {
         case EPERM:
             if (cmd.bad_event != ~0U)

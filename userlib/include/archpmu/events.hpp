@@ -60,7 +60,8 @@ std::vector<EventSpec> parse_event_list(std::string_view text);
 // user mode only. Names stay as written, so results are asked for by them.
 std::vector<EventSpec> user_mode_only(std::vector<EventSpec> events);
 
-// "gp3", "fixed0", or "-" for ARCHPMU_NO_COUNTER (multiplexed off the PMU).
+// "gp3", "fixed0", "metrics2" (PERF_METRICS' field 2: a top-down metric event), or "-"
+// for ARCHPMU_NO_COUNTER (multiplexed off the PMU).
 std::string counter_name(std::uint32_t counter);
 
 }  // namespace archpmu

@@ -65,6 +65,8 @@ struct CpuInfo {
 
     [[nodiscard]] bool anythread_deprecated() const;
     [[nodiscard]] bool full_width_write() const;
+    // IA32_PERF_METRICS: the top-down metric events (uapi) count here.
+    [[nodiscard]] bool perf_metrics() const;
     [[nodiscard]] bool hybrid() const;
     // TSX_FORCE_ABORT microcode: GP counter 3 serves TSX and sessions never get it.
     [[nodiscard]] bool tsx_force_abort() const;
