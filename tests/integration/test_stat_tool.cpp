@@ -135,9 +135,83 @@ TEST_CASE("stat --topdown gives level 1 per core type of an Arrow Lake, exactly"
     CHECK_THAT(r.out, Catch::Contains("            Retiring      Bad Speculation       Frontend "
                                       "Bound        Backend Bound \n"));
     CHECK_THAT(r.out, Catch::Contains("cpu_core                50.0%                10.0%"));
+    // Arrow Lake's architectural events have no level 2.
     r = run_tool("stat --topdown --td-level 2 -C 0 --duration 0.1");
-    CHECK(r.status == 129);
-    CHECK_THAT(r.out, Catch::Contains("the max level is 1"));
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("the max level here is 1"));
+}
+
+TEST_CASE("stat --topdown takes level 1 from PERF_METRICS on an Ice Lake, exactly",
+          "[stat-tool][topdown]")
+{
+    // IA32_PERF_CAPABILITIES[15] (the dump has no MSRs): PERF_METRICS.
+    LoadedModule module("model_rate_percent=0 model_perf_caps=0x8000 " +
+                        dump_params("GenuineIntel00706E5_IceLakeY.txt"));
+    // 255 slots: retiring 128, bad speculation 25, frontend and backend 51 each, which
+    // PERF_METRICS holds as exactly those fractions of 0xFF.
+    std::string work;
+    for (const auto& [code, n] : std::vector<std::pair<const char*, unsigned>>{
+             {"0x01a4", 255}, {"0x02c2", 128}, {"0x0073", 25}, {"0x019c", 51}, {"0x02a4", 51}})
+        work += (work.empty() ? "" : "; ") + injector(0, code, n);
+    auto r = run_tool("stat --topdown -x, -C 0 -- sh -c '" + work + "'");
+    REQUIRE(r.status == 0);
+    CHECK(r.out ==
+          "Retiring,Bad Speculation,Frontend Bound,Backend Bound,\n"
+          "50.2,9.8,20.0,20.0,\n");
+    // The metric events are PERF_METRICS' fields times the slots, on their own "counters".
+    r = run_tool("stat --topdown --json -C 0 -- sh -c '" + work + "'");
+    REQUIRE(r.status == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    REQUIRE(doc["events"].size() == 5);
+    CHECK(doc["events"][0]["counter"] == "fixed3");
+    CHECK(doc["events"][0]["value"] == 255);
+    const std::vector<std::pair<int, const char*>> fields = {
+        {128, "metrics0"}, {25, "metrics1"}, {51, "metrics2"}, {51, "metrics3"}};
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        INFO(i);
+        CHECK(doc["events"][i + 1]["value"] == fields[i].first);
+        CHECK(doc["events"][i + 1]["counter"] == fields[i].second);
+    }
+    CHECK(doc["topdown"]["all"]["backend_bound"].get<double>() == Approx(20.0));
+}
+
+TEST_CASE("stat --topdown gives level 2 from PERF_METRICS on a Sapphire Rapids, exactly",
+          "[stat-tool][topdown]")
+{
+    LoadedModule module("model_rate_percent=0 model_perf_caps=0x8000 " +
+                        dump_params("GenuineIntel00806F8_SapphireRapids_05.txt"));
+    // Level 1 as on the Ice Lake; of those slots heavy operations 51, branch mispredicts
+    // 20, fetch latency 30 and memory bound 25 (perf's metric encodings 8400H-8700H).
+    std::string work;
+    for (const auto& [code, n] : std::vector<std::pair<const char*, unsigned>>{{"0x01a4", 255},
+                                                                               {"0x02c2", 128},
+                                                                               {"0x0073", 25},
+                                                                               {"0x019c", 51},
+                                                                               {"0x02a4", 51},
+                                                                               {"0x8400", 51},
+                                                                               {"0x8500", 20},
+                                                                               {"0x8600", 30},
+                                                                               {"0x8700", 25}})
+        work += (work.empty() ? "" : "; ") + injector(0, code, n);
+    // perf's default, the highest level there is: level 2, its pairs derived as perf does.
+    auto r = run_tool("stat --topdown -x, -C 0 -- sh -c '" + work + "'");
+    REQUIRE(r.status == 0);
+    CHECK(r.out ==
+          "Retiring,Bad Speculation,Frontend Bound,Backend Bound,Heavy Operations,"
+          "Light Operations,Branch Mispredict,Machine Clears,Fetch Latency,Fetch Bandwidth,"
+          "Memory Bound,Core Bound,\n"
+          "50.2,9.8,20.0,20.0,20.0,30.2,7.8,2.0,11.8,8.2,9.8,10.2,\n");
+    r = run_tool("stat --topdown --td-level 1 -x, -C 0 -- sh -c '" + work + "'");
+    REQUIRE(r.status == 0);
+    CHECK(r.out ==
+          "Retiring,Bad Speculation,Frontend Bound,Backend Bound,\n"
+          "50.2,9.8,20.0,20.0,\n");
+    r = run_tool("stat --topdown --json -C 0 -- sh -c '" + work + "'");
+    REQUIRE(r.status == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    CHECK(doc["topdown"]["level"] == 2);
+    CHECK(doc["topdown"]["all"]["core_bound"].get<double>() == Approx(100.0 * 26 / 255));
+    CHECK(doc["events"].size() == 9);
 }
 
 TEST_CASE("stat --topdown is refused, saying why, where no CPU has the events",
@@ -146,7 +220,7 @@ TEST_CASE("stat --topdown is refused, saying why, where no CPU has the events",
     LoadedModule module("model_rate_percent=0 " + dump_params("GenuineIntel00506E3_Skylake.txt"));
     auto r = run_tool("stat --topdown -a --duration 0.1");
     CHECK(r.status == 1);
-    CHECK_THAT(r.out, Catch::Contains("no CPU here has the architectural top-down events"));
+    CHECK_THAT(r.out, Catch::Contains("no CPU here has what level 1 needs"));
     CHECK_THAT(r.out, Catch::Contains("PERF_METRICS"));
     CHECK(run_tool("stat --device /dev/archpmu -e instructions -- true").status == 0);
 }

@@ -244,15 +244,19 @@ TEST_CASE("stat -d, -dd, -ddd: perf's levels of detailed events", "[stat-args][d
     CHECK(parse({"stat", "--detailed", "-a", "--duration", "1"}).stat.detailed == 1);
 }
 
-TEST_CASE("stat --topdown takes level 0 or 1, and neither -e nor -A", "[stat-args][topdown]")
+TEST_CASE("stat --topdown takes level 0 (the highest), 1 or 2, and neither -e nor -A",
+          "[stat-args][topdown]")
 {
-    CHECK(parse({"stat", "--topdown", "--", "true"}).stat.topdown_level == 1);
-    CHECK(parse({"stat", "--topdown", "--td-level", "0", "true"}).stat.topdown_level == 1);
+    using archpmu::tool::kTopdownHighest;
+    CHECK(parse({"stat", "--topdown", "--", "true"}).stat.topdown_level == kTopdownHighest);
+    CHECK(parse({"stat", "--topdown", "--td-level", "0", "true"}).stat.topdown_level ==
+          kTopdownHighest);
     CHECK(parse({"stat", "--topdown", "--td-level", "1", "-x,", "-I", "100", "-a"})
               .stat.topdown_level == 1);
+    CHECK(parse({"stat", "--topdown", "--td-level", "2", "true"}).stat.topdown_level == 2);
     CHECK(parse({"stat", "-e", "cycles", "--", "true"}).stat.topdown_level == 0);
-    CHECK_THAT(refused({"stat", "--topdown", "--td-level", "2", "true"}),
-               Contains("--td-level: '2': the max level is 1"));
+    CHECK_THAT(refused({"stat", "--topdown", "--td-level", "3", "true"}),
+               Contains("--td-level: '3': the max level is 2"));
     CHECK_THAT(refused({"stat", "--td-level", "1", "true"}), Contains("add it"));
     CHECK_THAT(refused({"stat", "--topdown", "-e", "cycles", "true"}), Contains("-e/--event"));
     CHECK_THAT(refused({"stat", "--topdown", "-a", "-A", "--duration", "1"}),

@@ -192,3 +192,84 @@ TEST_CASE("stat --topdown opens the top-down events some CPU has, or says why it
         }
     }
 }
+
+TEST_CASE("top-down from PERF_METRICS: perf's group, level 2 where the model has it",
+          "[stat][topdown]")
+{
+    auto with_metrics = [](std::uint32_t eax) {
+        auto c = cpu(0, 0xff);  // Ice Lake and Sapphire Rapids: events 0-7, slots among them
+        c.pmu_flags = ARCHPMU_PMU_PERF_METRICS;
+        c.cpuid_01_eax = eax;
+        return c;
+    };
+    const auto icelake = with_metrics(0x000706e5);
+    const auto sapphire = with_metrics(0x000806f8);
+    CHECK(archpmu::topdown_max_level({icelake}) == 1);
+    CHECK(archpmu::topdown_max_level({sapphire}) == 2);
+    CHECK(archpmu::topdown_max_level({cpu(0, 0x1dff)}) == 1);
+    auto evs = archpmu::topdown_events({icelake}, 2);
+    REQUIRE(evs.size() == 5);  // slots and level 1's four metric events, one group
+    CHECK(evs[0].name == "slots");
+    CHECK(evs[1].config == 0x8000);
+    CHECK(evs[4].config == 0x8300);
+    for (std::size_t i = 1; i < evs.size(); ++i)
+        CHECK((evs[i].flags & ARCHPMU_EVENT_GROUP) != 0);
+    evs = archpmu::topdown_events({sapphire}, 2);
+    REQUIRE(evs.size() == 9);
+    CHECK(evs[8].config == 0x8700);
+    CHECK(archpmu::topdown_events({sapphire}, 1).size() == 5);
+    // Without slots no metric event can count: refused, as on Skylake.
+    auto no_slots = icelake;
+    no_slots.events_mask = 0x7f;
+    CHECK_THROWS(archpmu::topdown_events({no_slots}));
+}
+
+TEST_CASE("top-down level 2: each metric over all slots, the pairs derived as perf 6.1",
+          "[stat][topdown]")
+{
+    archpmu::StatTotals t;
+    t.events = archpmu::parse_event_list(
+        "{slots,cpu/event=0x00,umask=0x80/,cpu/event=0x00,umask=0x81/,"
+        "cpu/event=0x00,umask=0x82/,cpu/event=0x00,umask=0x83/,cpu/event=0x00,umask=0x84/,"
+        "cpu/event=0x00,umask=0x85/,cpu/event=0x00,umask=0x86/,cpu/event=0x00,umask=0x87/}");
+    const std::size_t n = t.events.size();
+    t.counters.assign(n, 0);
+    t.cpus = {0};
+    t.elapsed_ns = 1;
+    // 200 slots: retiring 100 (heavy 40), bad speculation 20 (mispredicts 15), frontend
+    // 40 (latency 30), backend 40 (memory 10).
+    t.per_cpu = {{200}, {100}, {20}, {40}, {40}, {40}, {15}, {30}, {10}};
+    t.absent.assign(n, {false});
+    t.offline = {false};
+    t.multiplexed.assign(n, false);
+    t.crowded_out.resize(n);
+    t.enabled_ns = t.running_ns = std::vector<std::vector<std::uint64_t>>(n, {1});
+    const auto l = archpmu::topdown_level1(t, {0});
+    REQUIRE(l);
+    CHECK(l->level2);
+    CHECK(l->retiring == Approx(0.5));
+    CHECK(l->heavy_operations == Approx(0.2));
+    CHECK(l->light_operations == Approx(0.3));
+    CHECK(l->branch_mispredict == Approx(0.075));
+    CHECK(l->machine_clears == Approx(0.025));
+    CHECK(l->fetch_latency == Approx(0.15));
+    CHECK(l->fetch_bandwidth == Approx(0.05));
+    CHECK(l->memory_bound == Approx(0.05));
+    CHECK(l->core_bound == Approx(0.15));
+    archpmu::StatFormat f;
+    f.topdown_level = 2;
+    f.style = archpmu::StatFormat::Style::csv;
+    f.separator = ";";
+    CHECK(archpmu::stat_report(t, f) ==
+          "Retiring;Bad Speculation;Frontend Bound;Backend Bound;Heavy Operations;"
+          "Light Operations;Branch Mispredict;Machine Clears;Fetch Latency;Fetch Bandwidth;"
+          "Memory Bound;Core Bound;\n50.0;10.0;20.0;20.0;20.0;30.0;7.5;2.5;15.0;5.0;5.0;15.0;\n");
+    // Level 1 events only (an Ice Lake): level 2's columns are not supported.
+    t.absent.assign(n, {false});
+    for (std::size_t e = 5; e < n; ++e)
+        t.absent[e] = {true};
+    const auto l1 = archpmu::topdown_level1(t, {0});
+    REQUIRE(l1);
+    CHECK_FALSE(l1->level2);
+    CHECK_THAT(archpmu::stat_report(t, f), Contains("20.0;<not supported>;<not supported>;"));
+}

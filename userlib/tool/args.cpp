@@ -452,11 +452,13 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
     std::string td_level;
     unsigned detailed = 0;
     stat->add_flag("--topdown", topdown,
-                   "top-down level 1 as perf stat --topdown (retiring, bad speculation, "
-                   "frontend and backend bound), from the architectural top-down events");
+                   "the top-down metrics as perf stat --topdown (retiring, bad speculation, "
+                   "frontend and backend bound; level 2 where there is one), from PERF_METRICS "
+                   "or the architectural top-down events");
     auto* td_level_opt =
         stat->add_option("--td-level", td_level,
-                         "the top-down level: 1, the one there is (0, as in perf: the highest)")
+                         "the top-down level: 1, or 2 where PERF_METRICS has it (0, as in perf "
+                         "and the default: the highest there is)")
             ->type_name("N");
     stat->add_flag("-d,--detailed", detailed,
                    "add perf's detailed events: L1 data cache and LLC; -dd: also L1 "
@@ -568,12 +570,13 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                 return usage("--topdown and -e/--event exclude each other");
             if (per_cpu_opt->count())
                 return usage("--topdown and -A/--per-cpu exclude each other");
-            st.topdown_level = 1;
-            // As perf: 0 is the highest level there is.
-            if (td_level_opt->count() && td_level != "0" && td_level != "1")
-                refuse("--td-level", "'" + td_level +
-                                         "': the max level is 1 (level 2 needs PERF_METRICS, "
-                                         "which archpmu does not drive yet)");
+            // As perf: 0, the default, is the highest level there is.
+            st.topdown_level = kTopdownHighest;
+            if (td_level_opt->count() && td_level != "0") {
+                if (td_level != "1" && td_level != "2")
+                    refuse("--td-level", "'" + td_level + "': the max level is 2");
+                st.topdown_level = td_level == "1" ? 1 : 2;
+            }
         }
         st.events = parse_events(events);
         if (cpu_opt->count())

@@ -220,8 +220,15 @@ StatPlan plan_of(const StatOptions& opts)
                    opts.tids.empty() && (info.capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
     plan.events = opts.events;
     if (opts.topdown_level) {
-        plan.events = topdown_events(counted_cpus(opts, device));
-        fmt.topdown_level = opts.topdown_level;
+        const auto cpus = counted_cpus(opts, device);
+        const unsigned highest = topdown_max_level(cpus);
+        if (opts.topdown_level != kTopdownHighest && opts.topdown_level > highest)
+            throw Error(EINVAL, "--td-level " + std::to_string(opts.topdown_level) +
+                                    ": the max level here is " + std::to_string(highest) +
+                                    " (level 2 needs PERF_METRICS of Sapphire Rapids, Alder "
+                                    "Lake's P-cores or later)");
+        fmt.topdown_level = std::min(opts.topdown_level, highest);
+        plan.events = topdown_events(cpus, fmt.topdown_level);
     }
     if (opts.detailed)
         add_detailed(plan, opts.detailed, counted_cpus(opts, device));

@@ -15,6 +15,9 @@
 
 namespace archpmu::tool {
 
+// --td-level's "the highest level there is" (perf's 0).
+constexpr unsigned kTopdownHighest = ~0U;
+
 // Checked options (parse_command_line in args.hpp makes them).
 struct StatOptions {
     std::string device;
@@ -34,8 +37,10 @@ struct StatOptions {
     bool append = false;
     std::optional<std::chrono::nanoseconds> duration;  // without a COMMAND
     unsigned repeat = 1;                               // -r: runs of the COMMAND
-    unsigned topdown_level = 0;  // --topdown: 1 (its events replace -e); 0: no top-down
-    unsigned detailed = 0;       // -d, -dd, -ddd: perf's detailed events after the others
+    // --topdown (its events replace -e): --td-level's 1 or 2, or kTopdownHighest (perf's
+    // 0, the default); 0: no top-down
+    unsigned topdown_level = 0;
+    unsigned detailed = 0;  // -d, -dd, -ddd: perf's detailed events after the others
     std::vector<std::string> command;
 };
 

@@ -14,20 +14,37 @@
 
 namespace archpmu {
 
-// The four level-1 shares of the issue slots, in perf's order, each 0-1.
+// The four level-1 shares of the issue slots, in perf's order, each 0-1, and where the
+// CPUs have them, level 2's eight as perf 6.1 derives them (light operations are
+// retiring less heavy operations, and so on).
 struct TopdownL1 {
     double retiring = 0;
     double bad_speculation = 0;
     double frontend_bound = 0;
     double backend_bound = 0;
     bool counted = true;  // false: no slot was counted (perf's <not counted>)
+    bool level2 = false;  // the level-2 shares below are there
+    double heavy_operations = 0;
+    double light_operations = 0;
+    double branch_mispredict = 0;
+    double machine_clears = 0;
+    double fetch_latency = 0;
+    double fetch_bandwidth = 0;
+    double memory_bound = 0;
+    double core_bound = 0;
 };
 
-// The events to open for level 1 on these CPUs: those of slots, topdown-retiring,
-// topdown-bad-spec, topdown-fe-bound and topdown-be-bound some CPU has. Throws Error
-// (EOPNOTSUPP) naming why when no CPU has enough of them: the four categories, or slots
-// and the three other than bad speculation (the Arrow Lake P-core's).
-std::vector<EventSpec> topdown_events(const std::vector<CpuInfo>& cpus);
+// The highest level these CPUs have: 2 where PERF_METRICS has level 2 (Sapphire Rapids,
+// Alder Lake's P-cores and later, as perf's tables say; not Ice, Tiger or Rocket Lake),
+// else 1.
+unsigned topdown_max_level(const std::vector<CpuInfo>& cpus);
+
+// The events to open for `level` (1 or 2) on these CPUs: where a CPU has PERF_METRICS,
+// slots leading perf's metric events (level 2's too where it has them); else those of
+// slots, topdown-retiring, topdown-bad-spec, topdown-fe-bound and topdown-be-bound some CPU
+// has. Throws Error (EOPNOTSUPP) naming why when no CPU has enough of them: the four
+// categories, or slots and the three other than bad speculation (the Arrow Lake P-core's).
+std::vector<EventSpec> topdown_events(const std::vector<CpuInfo>& cpus, unsigned level = 1);
 
 // Level 1 from the counts of the events topdown_events() gave, over the CPUs `cpus`
 // (indices into t.cpus): the categories over their sum, as perf's td_metric_ratio(),
