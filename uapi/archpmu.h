@@ -432,17 +432,20 @@ struct archpmu_cpu_info {
  * Rapids, Alder Lake P-cores and later; 0 elsewhere), 4 heavy operations,
  * 5 branch mispredicts, 6 fetch latency, 7 memory bound (perf's
  * topdown-retiring ... topdown-mem-bound). They are not counters: each fold
- * (a read, and the periodic fold) adds field i of PERF_METRICS times the
- * slots fixed counter 3 counted since the last, over 0xFF, and resets both
- * (paused), as perf does. So a
+ * (a read, the periodic fold, a multiplexing turn that takes them off)
+ * adds field i of PERF_METRICS times the slots fixed counter 3 counted
+ * since both were last 0, over 0xFF; a read and the periodic fold then
+ * reset both (paused), as perf does, and a turn programs them 0 when it
+ * brings them back. So a
  * metric event must be in a group led by the slots event (A4H/01H, or the
  * pseudo-encoding 00H/04H) with the same USR/OS, which must get fixed
  * counter 3; its value's counter is ARCHPMU_COUNTER_METRICS | i. On a CPU
  * without PERF_METRICS the event is -ENOENT (in a multiplexing session:
  * absent there). Refused with -EINVAL: other PERFEVTSEL bits than USR/OS,
  * ARCHPMU_EVENT_PIN, _GP_ONLY or a GP mask, or no such group; -EOPNOTSUPP
- * in a sampling session; -EBUSY or -ENOSPC when fixed counter 3 is not to
- * be had.
+ * in a sampling session; -EBUSY when fixed counter 3 or PERF_METRICS is
+ * held, -ENOSPC when the slots event does not get fixed counter 3 (pinned
+ * elsewhere).
  */
 #define ARCHPMU_METRIC_UMASK	0x80U
 #define ARCHPMU_NR_METRICS	8

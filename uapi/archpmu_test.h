@@ -41,7 +41,11 @@ struct archpmu_model_msr {
  * that CPU that counts it, as one cycle would (CMASK, INV and edge apply).
  * With ARCHPMU_INJECT_HERE (capability ARCHPMU_CAP_TASK) @cpu must be 0 and
  * the events happen on the CPU the caller runs on, in the caller's time
- * slice: a task session of the caller counts them.
+ * slice: a task session of the caller counts them. The second layout adds
+ * @nr_more other events (up to ARCHPMU_INJECT_MORE_MAX) after the first, in
+ * the same cross-call, so that no fold or read comes between them (top-down
+ * slots and their categories); -EINVAL past that, with @__reserved not 0,
+ * or an event above 0xffff.
  */
 #define ARCHPMU_INJECT_USR	0x001U
 #define ARCHPMU_INJECT_OS	0x002U
@@ -55,6 +59,18 @@ struct archpmu_model_inject {
 	__u32 cpu;		/* in */
 	__u32 event;		/* in: event select | umask << 8 */
 	__u64 count;		/* in */
+	/* Since the second layout (40 bytes). */
+	__u64 more;		/* in: user pointer to struct archpmu_model_inject_more[nr_more] */
+	__u32 nr_more;		/* in */
+	__u32 __reserved;	/* in: 0 */
+};
+
+#define ARCHPMU_INJECT_MORE_MAX	16
+
+struct archpmu_model_inject_more {
+	__u32 event;		/* as archpmu_model_inject's */
+	__u32 __reserved;	/* 0 */
+	__u64 count;
 };
 
 #define ARCHPMU_IOC_MODEL_MSR	_IO(ARCHPMU_IOC_TYPE, 0x02)

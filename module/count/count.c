@@ -147,6 +147,8 @@ static void fold_claim(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 
 	if (!closes_gates(cl, change))
 		check_foreign(ct, c, running);
+	if (c->batch.err && cc->metrics_reset)
+		archpmu_metrics_lost(cl, c);
 	if (c->batch.err || cl->sampling)
 		return;
 	for (i = 0; i < cl->nr_events; i++)

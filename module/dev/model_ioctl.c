@@ -63,22 +63,25 @@ int archpmu_ioc_model_msr(struct archpmu_ucmd *ucmd)
 }
 
 struct model_inject_args {
-	u32 code;
-	u64 count;
+	struct archpmu_model_inject_more ev[1 + ARCHPMU_INJECT_MORE_MAX];
+	unsigned int nr;
 	bool user;
 };
 
 static void model_inject_on_cpu(void *info)
 {
 	struct model_inject_args *a = info;
+	unsigned int i;
 
-	archpmu_backend->inject(a->code, a->count, a->user);
+	for (i = 0; i < a->nr; i++)
+		archpmu_backend->inject(a->ev[i].event, a->ev[i].count, a->user);
 }
 
 int archpmu_ioc_model_inject(struct archpmu_ucmd *ucmd)
 {
 	struct archpmu_model_inject *cmd = ucmd->cmd;
 	struct model_inject_args args;
+	unsigned int i;
 	u32 mode;
 	int ret;
 
@@ -89,10 +92,19 @@ int archpmu_ioc_model_inject(struct archpmu_ucmd *ucmd)
 	mode = cmd->flags & ~ARCHPMU_INJECT_HERE;
 	if (mode != ARCHPMU_INJECT_USR && mode != ARCHPMU_INJECT_OS)
 		return -EINVAL;
-	if (cmd->event > 0xffff)
+	if (cmd->event > 0xffff || cmd->nr_more > ARCHPMU_INJECT_MORE_MAX || cmd->__reserved)
 		return -EINVAL;
-	args.code = cmd->event;
-	args.count = cmd->count;
+	args.ev[0].event = cmd->event;
+	args.ev[0].count = cmd->count;
+	args.nr = 1 + cmd->nr_more;
+	/* Copied in before the cross-call (see session/session.c). */
+	if (cmd->nr_more &&
+	    copy_from_user(&args.ev[1], u64_to_user_ptr(cmd->more),
+			   cmd->nr_more * sizeof(args.ev[1])))
+		return -EFAULT;
+	for (i = 1; i < args.nr; i++)
+		if (args.ev[i].event > 0xffff || args.ev[i].__reserved)
+			return -EINVAL;
 	args.user = mode == ARCHPMU_INJECT_USR;
 	if (cmd->flags & ARCHPMU_INJECT_HERE) {
 		/* In the caller's time slice: its task sessions count them. */

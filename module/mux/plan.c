@@ -116,6 +116,9 @@ int archpmu_mux_plan(struct archpmu_mux_scratch *s, const struct archpmu_pmu_des
 			want |= archpmu_candidate_counters(d, &ev[k]);
 	}
 	*pool = want & ~busy & ~stay;
+	/* PERF_METRICS goes with fixed counter 3, which its events' slots need. */
+	if (!((*pool | stay) & archpmu_counter_bit(ARCHPMU_COUNTER_FIXED | 3)))
+		*pool &= ~ARCHPMU_GLOBAL_PERF_METRICS;
 	return 0;
 }
 

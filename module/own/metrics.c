@@ -50,26 +50,53 @@ void archpmu_metrics_reset(struct archpmu_claim *c, struct archpmu_msr_op *pause
 	archpmu_batch_resume(&c->batch, pause);
 }
 
+/* Are any of @counters top-down metric events? */
+static bool metrics_in(const struct archpmu_claims *cl, const u32 *counters)
+{
+	unsigned int e;
+
+	for (e = 0; e < cl->nr_events; e++)
+		if (archpmu_counter_is_metric(counters[e]))
+			return true;
+	return false;
+}
+
 void archpmu_claim_fold(struct archpmu_claims *cl, struct archpmu_claim *c, const u64 *raw,
 			const u32 *counters, bool reset)
 {
 	int slots = slots_event(cl, counters);
-	u64 width = archpmu_claim_width_mask(c, SLOTS_COUNTER), counted = 0;
+	bool metrics = slots >= 0 && metrics_in(cl, counters);
+	u64 counted = 0, prev;
 	unsigned int e;
 
-	/* Before the slots event's own fold moves its prev. */
-	if (slots >= 0)
-		counted = (raw[slots] - local64_read(&c->hw[slots].prev)) & width;
+	if (metrics) {
+		/*
+		 * Fixed counter 3 below where it was: another agent reset it with
+		 * PERF_METRICS (perf's PMI handler does on GLOBAL_STATUS bit 48),
+		 * not a wrap, which takes hours of slots.
+		 */
+		prev = local64_read(&c->hw[slots].prev);
+		counted = raw[slots] >= prev ? raw[slots] - prev : raw[slots];
+		local64_add(counted, &c->hw[slots].total);
+		local64_set(&c->hw[slots].prev, reset ? 0 : raw[slots]);
+	}
 	for (e = 0; e < cl->nr_events; e++) {
 		u32 ctr = counters[e];
 
-		if (ctr == ARCHPMU_NO_COUNTER)
+		if (ctr == ARCHPMU_NO_COUNTER || (metrics && (int)e == slots))
 			continue;
 		if (archpmu_counter_is_metric(ctr))
 			archpmu_hw_fold_metric(&c->hw[e], counted, raw[e], ctr & 0xff);
 		else
 			archpmu_hw_fold(&c->hw[e], raw[e], archpmu_claim_width_mask(c, ctr));
 	}
-	if (reset && slots >= 0)
-		local64_set(&c->hw[slots].prev, 0);
+}
+
+void archpmu_metrics_lost(struct archpmu_claims *cl, struct archpmu_claim *c)
+{
+	unsigned int e;
+
+	for (e = 0; e < cl->nr_events; e++)
+		if (c->hw[e].counter == SLOTS_COUNTER)
+			local64_set(&c->hw[e].prev, 0);
 }

@@ -254,12 +254,16 @@ static inline u64 archpmu_claim_running_ns(const struct archpmu_claim *c, bool s
  * claim has top-down metric events placed (else they add nothing); then
  * archpmu_claim_fold() adds what each event of @counters (its counter when
  * read, or ARCHPMU_NO_COUNTER: not read) counted, read as @raw, to its
- * total; @reset: the batch reset the metrics.
+ * total; @reset: the batch reset the metrics. Where metric events are, a
+ * fixed counter 3 found below its last value was reset by another agent
+ * and counts from 0 (perf's PMI handler does, on PERF_METRICS' overflow).
  */
 struct archpmu_msr_op *archpmu_metrics_pause(struct archpmu_claims *cl, struct archpmu_claim *c);
 void archpmu_metrics_reset(struct archpmu_claim *c, struct archpmu_msr_op *pause);
 void archpmu_claim_fold(struct archpmu_claims *cl, struct archpmu_claim *c, const u64 *raw,
 			const u32 *counters, bool reset);
+/* The batch that reset the metrics failed: what it read is lost, not counted twice. */
+void archpmu_metrics_lost(struct archpmu_claims *cl, struct archpmu_claim *c);
 
 /* plan.c, under archpmu_own_lock and cpus_read_lock() */
 int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out);

@@ -25,6 +25,9 @@ static const struct archpmu_holder *holder_of(unsigned int cpu, u64 bits)
 	const struct archpmu_cpu_ctx *ctx = per_cpu_ptr(&archpmu_cpu_ctx, cpu);
 	unsigned int i;
 
+	/* PERF_METRICS is held with fixed counter 3. */
+	if (bits & ARCHPMU_GLOBAL_PERF_METRICS)
+		bits |= archpmu_counter_bit(ARCHPMU_COUNTER_FIXED | 3);
 	for (i = 0; i < ARCHPMU_NR_GP; i++)
 		if ((bits & BIT_ULL(i)) && ctx->holder[i])
 			return ctx->holder[i];

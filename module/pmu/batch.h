@@ -147,6 +147,9 @@ static inline struct archpmu_msr_op *archpmu_batch_pause(struct archpmu_batch *b
 
 	if (op)
 		op->mask = mask;
+	/* The resume must run, and nothing may start them in between. */
+	b->best_effort = true;
+	b->indivisible = true;
 	return op;
 }
 

@@ -188,14 +188,25 @@ CommandResult run_command(const std::string& command)
 
 void inject_events(unsigned cpu, uint32_t code, uint64_t count, bool user)
 {
+    inject_together(cpu, {{code, count}}, user);
+}
+
+void inject_together(unsigned cpu, const std::vector<std::pair<uint32_t, uint64_t>>& events,
+                     bool user)
+{
     // Also used outside a test case (archpmu_itest --inject): no Catch macros.
     const UniqueFd fd(::open("/dev/archpmu", O_RDWR | O_CLOEXEC));
+    std::vector<archpmu_model_inject_more> more;
+    for (std::size_t i = 1; i < events.size(); ++i)
+        more.push_back({events[i].first, 0, events[i].second});
     archpmu_model_inject cmd{};
     cmd.size = sizeof(cmd);
     cmd.flags = user ? ARCHPMU_INJECT_USR : ARCHPMU_INJECT_OS;
     cmd.cpu = cpu;
-    cmd.event = code;
-    cmd.count = count;
+    cmd.event = events.at(0).first;
+    cmd.count = events.at(0).second;
+    cmd.more = reinterpret_cast<std::uintptr_t>(more.data());
+    cmd.nr_more = static_cast<uint32_t>(more.size());
     if (!fd.valid() || ::ioctl(fd.get(), ARCHPMU_IOC_MODEL_INJECT, &cmd) != 0)
         throw std::runtime_error(std::string("ARCHPMU_IOC_MODEL_INJECT: ") + std::strerror(errno));
 }

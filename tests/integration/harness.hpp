@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "archpmu/device.hpp"
@@ -62,6 +63,9 @@ CommandResult run_command(const std::string& command);
 
 // ARCHPMU_IOC_MODEL_INJECT: `count` occurrences of `code` at CPL 3 (or 0) on `cpu`.
 void inject_events(unsigned cpu, uint32_t code, uint64_t count, bool user = true);
+// Several events in one cross-call: no read or fold of a session comes between them.
+void inject_together(unsigned cpu, const std::vector<std::pair<uint32_t, uint64_t>>& events,
+                     bool user = true);
 // The same with ARCHPMU_INJECT_HERE: on the CPU the caller runs on, in its time slice.
 void inject_here(uint32_t code, uint64_t count, bool user = true);
 // How many times the program has called operator new so far (heap_count.cpp).

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness.hpp"
 
@@ -80,10 +82,13 @@ int main(int argc, char** argv)
                                     std::stoull(argv[4]));
         return 0;
     }
-    if (argc == 5 && std::string(argv[1]) == "--inject") {
-        archpmu::itest::inject_events(static_cast<unsigned>(std::stoul(argv[2])),
-                                      static_cast<uint32_t>(std::stoul(argv[3], nullptr, 0)),
-                                      std::stoull(argv[4]));
+    // archpmu_itest --inject CPU CODE COUNT [CODE COUNT]...: all in one cross-call.
+    if (argc >= 5 && argc % 2 == 1 && std::string(argv[1]) == "--inject") {
+        std::vector<std::pair<uint32_t, uint64_t>> events;
+        for (int i = 3; i + 1 < argc; i += 2)
+            events.emplace_back(static_cast<uint32_t>(std::stoul(argv[i], nullptr, 0)),
+                                std::stoull(argv[i + 1]));
+        archpmu::itest::inject_together(static_cast<unsigned>(std::stoul(argv[2])), events);
         return 0;
     }
     if (!std::getenv("ARCHPMU_IN_VM") && !std::getenv("ARCHPMU_ITEST_ON_HOST")) {

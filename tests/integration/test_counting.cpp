@@ -717,6 +717,23 @@ TEST_CASE("the counting and injection ioctls' remaining bad inputs", "[counting]
         CHECK(call(ARCHPMU_IOC_MODEL_INJECT, &inj) == ENXIO);
         inj.cpu = 0;
         CHECK(call(ARCHPMU_IOC_MODEL_INJECT, &inj) == 0);
+        // More events in the same cross-call: a bounded list of valid ones.
+        std::vector<archpmu_model_inject_more> more(ARCHPMU_INJECT_MORE_MAX + 1, {0xc4, 0, 1});
+        inj.more = reinterpret_cast<std::uintptr_t>(more.data());
+        inj.nr_more = ARCHPMU_INJECT_MORE_MAX + 1;
+        CHECK(call(ARCHPMU_IOC_MODEL_INJECT, &inj) == EINVAL);
+        inj.nr_more = 2;
+        more[1].__reserved = 1;
+        CHECK(call(ARCHPMU_IOC_MODEL_INJECT, &inj) == EINVAL);
+        more[1] = {0x10000, 0, 1};
+        CHECK(call(ARCHPMU_IOC_MODEL_INJECT, &inj) == EINVAL);
+        inj.more = 8;
+        CHECK(call(ARCHPMU_IOC_MODEL_INJECT, &inj) == EFAULT);
+        inj.more = 0;
+        inj.nr_more = 0;
+        inj.__reserved = 1;
+        CHECK(call(ARCHPMU_IOC_MODEL_INJECT, &inj) == EINVAL);
+        inj.__reserved = 0;
 
         const pid_t child = ::fork();
         REQUIRE(child >= 0);

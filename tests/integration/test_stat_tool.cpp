@@ -149,17 +149,16 @@ TEST_CASE("stat --topdown takes level 1 from PERF_METRICS on an Ice Lake, exactl
                         dump_params("GenuineIntel00706E5_IceLakeY.txt"));
     // 255 slots: retiring 128, bad speculation 25, frontend and backend 51 each, which
     // PERF_METRICS holds as exactly those fractions of 0xFF.
-    std::string work;
-    for (const auto& [code, n] : std::vector<std::pair<const char*, unsigned>>{
-             {"0x01a4", 255}, {"0x02c2", 128}, {"0x0073", 25}, {"0x019c", 51}, {"0x02a4", 51}})
-        work += (work.empty() ? "" : "; ") + injector(0, code, n);
-    auto r = run_tool("stat --topdown -x, -C 0 -- sh -c '" + work + "'");
+    // In one cross-call: a fold between slots and their categories would split them.
+    const std::string work = std::string(ARCHPMU_ITEST) +
+                             " --inject 0 0x01a4 255 0x02c2 128 0x0073 25 0x019c 51 0x02a4 51";
+    auto r = run_tool("stat --topdown -x, -C 0 -- " + work);
     REQUIRE(r.status == 0);
     CHECK(r.out ==
           "Retiring,Bad Speculation,Frontend Bound,Backend Bound,\n"
           "50.2,9.8,20.0,20.0,\n");
     // The metric events are PERF_METRICS' fields times the slots, on their own "counters".
-    r = run_tool("stat --topdown --json -C 0 -- sh -c '" + work + "'");
+    r = run_tool("stat --topdown --json -C 0 -- " + work);
     REQUIRE(r.status == 0);
     const auto doc = nlohmann::json::parse(r.out);
     REQUIRE(doc["events"].size() == 5);
@@ -182,31 +181,23 @@ TEST_CASE("stat --topdown gives level 2 from PERF_METRICS on a Sapphire Rapids, 
                         dump_params("GenuineIntel00806F8_SapphireRapids_05.txt"));
     // Level 1 as on the Ice Lake; of those slots heavy operations 51, branch mispredicts
     // 20, fetch latency 30 and memory bound 25 (perf's metric encodings 8400H-8700H).
-    std::string work;
-    for (const auto& [code, n] : std::vector<std::pair<const char*, unsigned>>{{"0x01a4", 255},
-                                                                               {"0x02c2", 128},
-                                                                               {"0x0073", 25},
-                                                                               {"0x019c", 51},
-                                                                               {"0x02a4", 51},
-                                                                               {"0x8400", 51},
-                                                                               {"0x8500", 20},
-                                                                               {"0x8600", 30},
-                                                                               {"0x8700", 25}})
-        work += (work.empty() ? "" : "; ") + injector(0, code, n);
+    const std::string work = std::string(ARCHPMU_ITEST) +
+                             " --inject 0 0x01a4 255 0x02c2 128 0x0073 25 0x019c 51 0x02a4 51 "
+                             "0x8400 51 0x8500 20 0x8600 30 0x8700 25";
     // perf's default, the highest level there is: level 2, its pairs derived as perf does.
-    auto r = run_tool("stat --topdown -x, -C 0 -- sh -c '" + work + "'");
+    auto r = run_tool("stat --topdown -x, -C 0 -- " + work);
     REQUIRE(r.status == 0);
     CHECK(r.out ==
           "Retiring,Bad Speculation,Frontend Bound,Backend Bound,Heavy Operations,"
           "Light Operations,Branch Mispredict,Machine Clears,Fetch Latency,Fetch Bandwidth,"
           "Memory Bound,Core Bound,\n"
           "50.2,9.8,20.0,20.0,20.0,30.2,7.8,2.0,11.8,8.2,9.8,10.2,\n");
-    r = run_tool("stat --topdown --td-level 1 -x, -C 0 -- sh -c '" + work + "'");
+    r = run_tool("stat --topdown --td-level 1 -x, -C 0 -- " + work);
     REQUIRE(r.status == 0);
     CHECK(r.out ==
           "Retiring,Bad Speculation,Frontend Bound,Backend Bound,\n"
           "50.2,9.8,20.0,20.0,\n");
-    r = run_tool("stat --topdown --json -C 0 -- sh -c '" + work + "'");
+    r = run_tool("stat --topdown --json -C 0 -- " + work);
     REQUIRE(r.status == 0);
     const auto doc = nlohmann::json::parse(r.out);
     CHECK(doc["topdown"]["level"] == 2);

@@ -34,18 +34,11 @@ std::string icelake(bool perf_metrics = true, const char* rate = "0")
            dump_params("GenuineIntel00706E5_IceLakeY.txt");
 }
 
-void inject(unsigned cpu, uint32_t code, uint64_t count)
-{
-    REQUIRE_NOTHROW(inject_events(cpu, code, count));
-}
-
-// slots, then retiring, bad speculation, frontend and backend bound.
+// slots, then retiring, bad speculation, frontend and backend bound, in one cross-call.
 void run_slots(const std::vector<uint64_t>& n)
 {
-    inject(0, 0x01a4, n[0]);
-    const uint32_t codes[] = {0x02c2, 0x0073, 0x019c, 0x02a4};
-    for (std::size_t i = 0; i < 4; ++i)
-        inject(0, codes[i], n[i + 1]);
+    REQUIRE_NOTHROW(inject_together(
+        0, {{0x01a4, n[0]}, {0x02c2, n[1]}, {0x0073, n[2]}, {0x019c, n[3]}, {0x02a4, n[4]}}));
 }
 
 std::vector<uint64_t> values(const Session& s)

@@ -246,3 +246,20 @@ TEST_CASE("a group too big for the CPU is ENOSPC even while others hold counters
     pinned[0].flags |= ARCHPMU_EVENT_NO_ROTATE;
     CHECK(plan(d, pinned, 0x1).err == -ENOSPC);
 }
+
+TEST_CASE("a multiplexing session takes PERF_METRICS only with fixed counter 3", "[mux][topdown]")
+{
+    auto d = layout(4, 4);
+    archpmu_desc_set_perf_caps(&d, ARCHPMU_PERF_CAP_PERF_METRICS);
+    const std::vector<archpmu_event> evs = {ev(0x01a4), ev(0x8000, G), ev(0x00c4), ev(0x00c5),
+                                            ev(0x00c4), ev(0x00c5),    ev(0x00c4)};
+    const u64 fixed3 = 1ULL << 35;
+    auto p = plan(d, evs);
+    REQUIRE(p.err == 0);
+    CHECK((p.pool & ARCHPMU_GLOBAL_PERF_METRICS) != 0);
+    CHECK((p.pool & fixed3) != 0);
+    // Another session holds fixed counter 3: PERF_METRICS alone would be of no use.
+    p = plan(d, evs, fixed3);
+    REQUIRE(p.err == 0);
+    CHECK((p.pool & ARCHPMU_GLOBAL_PERF_METRICS) == 0);
+}

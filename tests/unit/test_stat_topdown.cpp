@@ -207,6 +207,8 @@ TEST_CASE("top-down from PERF_METRICS: perf's group, level 2 where the model has
     CHECK(archpmu::topdown_max_level({icelake}) == 1);
     CHECK(archpmu::topdown_max_level({sapphire}) == 2);
     CHECK(archpmu::topdown_max_level({cpu(0, 0x1dff)}) == 1);
+    CHECK(archpmu::topdown_max_level({with_metrics(0)}) == 1);           // the model is not told
+    CHECK(archpmu::topdown_max_level({with_metrics(0x000806a1)}) == 1);  // Lakefield
     auto evs = archpmu::topdown_events({icelake}, 2);
     REQUIRE(evs.size() == 5);  // slots and level 1's four metric events, one group
     CHECK(evs[0].name == "slots");

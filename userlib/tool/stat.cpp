@@ -220,7 +220,11 @@ StatPlan plan_of(const StatOptions& opts)
                    opts.tids.empty() && (info.capabilities & ARCHPMU_CAP_ENABLE_ON_EXEC) != 0;
     plan.events = opts.events;
     if (opts.topdown_level) {
-        const auto cpus = counted_cpus(opts, device);
+        auto cpus = counted_cpus(opts, device);
+        // An older module does not drive PERF_METRICS: the architectural events then.
+        if (!(info.capabilities & ARCHPMU_CAP_PERF_METRICS))
+            for (auto& c : cpus)
+                c.pmu_flags &= ~ARCHPMU_PMU_PERF_METRICS;
         const unsigned highest = topdown_max_level(cpus);
         if (opts.topdown_level != kTopdownHighest && opts.topdown_level > highest)
             throw Error(EINVAL, "--td-level " + std::to_string(opts.topdown_level) +

@@ -33,8 +33,8 @@ constexpr std::string_view kMetricGroupL2 =
     "cpu/event=0x00,umask=0x87/";
 constexpr std::uint32_t kMetricCode = ARCHPMU_METRIC_UMASK << 8;
 // Family 6 models whose PERF_METRICS has level 1 only (perf: num_topdown_events 4):
-// Ice Lake, Tiger Lake, Rocket Lake.
-constexpr std::array<unsigned, 7> kLevel1Only = {0x7d, 0x7e, 0x6a, 0x6c, 0x8c, 0x8d, 0xa7};
+// Ice Lake, Tiger Lake, Rocket Lake, Lakefield.
+constexpr std::array<unsigned, 8> kLevel1Only = {0x7d, 0x7e, 0x6a, 0x6c, 0x8c, 0x8d, 0xa7, 0x8a};
 
 // perf's metric names (stat-shadow.c) in its order, its header width (METRIC_ONLY_LEN)
 // and format; level 1's four, then level 2's eight.
@@ -213,8 +213,10 @@ bool level2_on(const CpuInfo& cpu)
 {
     const unsigned family = (cpu.cpuid_01_eax >> 8) & 0xf;
     const unsigned model = ((cpu.cpuid_01_eax >> 4) & 0xf) | ((cpu.cpuid_01_eax >> 12) & 0xf0);
-    return metrics_on(cpu) && !(family == 6 && std::find(kLevel1Only.begin(), kLevel1Only.end(),
-                                                         model) != kLevel1Only.end());
+    const bool level1_only = family == 6 && std::find(kLevel1Only.begin(), kLevel1Only.end(),
+                                                      model) != kLevel1Only.end();
+    // A module that does not say the model: level 1, which every PERF_METRICS has.
+    return metrics_on(cpu) && cpu.cpuid_01_eax != 0 && !level1_only;
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// archpmu: `archpmu stat --topdown`, level 1 of Yasin's top-down method from the
-// architectural top-down events (CPUID.0AH:EBX bits 7-11), in perf 6.1's metric-only
-// layout.
+// archpmu: `archpmu stat --topdown`, levels 1 and 2 of Yasin's top-down method from
+// PERF_METRICS' metric events or the architectural top-down events (CPUID.0AH:EBX bits
+// 7-11), in perf 6.1's metric-only layout.
 #pragma once
 
 #include <optional>
@@ -46,9 +46,9 @@ unsigned topdown_max_level(const std::vector<CpuInfo>& cpus);
 // categories, or slots and the three other than bad speculation (the Arrow Lake P-core's).
 std::vector<EventSpec> topdown_events(const std::vector<CpuInfo>& cpus, unsigned level = 1);
 
-// Level 1 from the counts of the events topdown_events() gave, over the CPUs `cpus`
-// (indices into t.cpus): the categories over their sum, as perf's td_metric_ratio(),
-// or without bad speculation over slots, bad speculation being what is left; not
+// Level 1 (and 2 where the events are there) from the counts of the events topdown_events() gave,
+// over the CPUs `cpus` (indices into t.cpus): the categories over their sum, as perf's
+// td_metric_ratio(), or without bad speculation over slots, bad speculation being what is left; not
 // counted when there were none. None when the CPUs lack those events.
 std::optional<TopdownL1> topdown_level1(const StatTotals& t, const std::vector<std::size_t>& cpus);
 
