@@ -20,6 +20,17 @@ std::string injector(unsigned cpu, const char* code, unsigned long count)
            std::to_string(count);
 }
 
+// stat --topdown OPTIONS -x, on CPU 0 around `work`: level 1 of 255 slots, retiring 128,
+// bad speculation 25, frontend and backend 51 each.
+void check_level1_csv(const std::string& options, const std::string& work)
+{
+    const auto r = run_tool("stat --topdown " + options + " -x, -C 0 -- " + work);
+    REQUIRE(r.status == 0);
+    CHECK(r.out ==
+          "Retiring,Bad Speculation,Frontend Bound,Backend Bound,\n"
+          "50.2,9.8,20.0,20.0,\n");
+}
+
 }  // namespace
 
 TEST_CASE("stat --json counts what the command did, exactly", "[stat-tool]")
@@ -152,13 +163,9 @@ TEST_CASE("stat --topdown takes level 1 from PERF_METRICS on an Ice Lake, exactl
     // In one cross-call: a fold between slots and their categories would split them.
     const std::string work = std::string(ARCHPMU_ITEST) +
                              " --inject 0 0x01a4 255 0x02c2 128 0x0073 25 0x019c 51 0x02a4 51";
-    auto r = run_tool("stat --topdown -x, -C 0 -- " + work);
-    REQUIRE(r.status == 0);
-    CHECK(r.out ==
-          "Retiring,Bad Speculation,Frontend Bound,Backend Bound,\n"
-          "50.2,9.8,20.0,20.0,\n");
+    check_level1_csv("", work);
     // The metric events are PERF_METRICS' fields times the slots, on their own "counters".
-    r = run_tool("stat --topdown --json -C 0 -- " + work);
+    const auto r = run_tool("stat --topdown --json -C 0 -- " + work);
     REQUIRE(r.status == 0);
     const auto doc = nlohmann::json::parse(r.out);
     REQUIRE(doc["events"].size() == 5);
@@ -192,11 +199,7 @@ TEST_CASE("stat --topdown gives level 2 from PERF_METRICS on a Sapphire Rapids, 
           "Light Operations,Branch Mispredict,Machine Clears,Fetch Latency,Fetch Bandwidth,"
           "Memory Bound,Core Bound,\n"
           "50.2,9.8,20.0,20.0,20.0,30.2,7.8,2.0,11.8,8.2,9.8,10.2,\n");
-    r = run_tool("stat --topdown --td-level 1 -x, -C 0 -- " + work);
-    REQUIRE(r.status == 0);
-    CHECK(r.out ==
-          "Retiring,Bad Speculation,Frontend Bound,Backend Bound,\n"
-          "50.2,9.8,20.0,20.0,\n");
+    check_level1_csv("--td-level 1", work);
     r = run_tool("stat --topdown --json -C 0 -- " + work);
     REQUIRE(r.status == 0);
     const auto doc = nlohmann::json::parse(r.out);
