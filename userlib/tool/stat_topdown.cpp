@@ -283,14 +283,16 @@ std::optional<TopdownL1> topdown_level1(const StatTotals& t, const std::vector<s
     const auto be = index(kBeBound);
     // PERF_METRICS' fields 0-3: retiring, bad speculation, frontend, backend; then 4-7:
     // heavy operations, branch mispredicts, fetch latency, memory bound.
-    std::array<std::optional<std::size_t>, 4> metric, metric2;
+    std::array<std::optional<std::size_t>, 4> metric;
+    std::array<std::optional<std::size_t>, 4> metric2;
     for (std::uint32_t i = 0; i < metric.size(); ++i) {
         metric[i] = by_code(kMetricCode + (i << 8));
         metric2[i] = by_code(kMetricCode + ((i + 4) << 8));
     }
     bool supported = false;
     bool level2 = true;
-    double whole = 0, whole2 = 0;
+    double whole = 0;
+    double whole2 = 0;
     std::array<double, 4> sums{};   // retiring, bad speculation, frontend, backend
     std::array<double, 4> sums2{};  // heavy operations, mispredicts, fetch latency, memory
     for (const std::size_t c : cpus) {
