@@ -219,3 +219,15 @@ TEST_CASE("stat -d: rows between the counts keep each count in its place, in eve
                         "\"iTLB-loads:u\", \"event-runtime\" : 1, \"pcnt-running\" : "
                         "100.00, \"metric-value\" : 0.000000, \"metric-unit\" : \"(null)\""));
 }
+
+TEST_CASE("a CPU's family and model as the SDM displays them", "[stat][detailed]")
+{
+    CHECK(cpu(0, kSkylake).family() == 6);
+    CHECK(cpu(0, kSkylake).model() == 0x5e);
+    CHECK(cpu(0, kDiamondRapids).family() == 19);
+    CHECK(cpu(0, kDiamondRapids).model() == 0x01);
+    // Family 0FH's extended family, and no extended model below family 06H.
+    CHECK(cpu(0, 0x00000f48).family() == 15);
+    CHECK(cpu(0, 0x00010552).model() == 0x05);
+    CHECK(cpu(0, 0).family() == 0);
+}

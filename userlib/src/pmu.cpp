@@ -116,6 +116,18 @@ bool CpuInfo::full_width_write() const
     return (pmu_flags & ARCHPMU_PMU_FULL_WIDTH_WRITE) != 0;
 }
 
+unsigned CpuInfo::family() const
+{
+    const unsigned family = (cpuid_01_eax >> 8) & 0xf;
+    return family == 0xf ? family + ((cpuid_01_eax >> 20) & 0xff) : family;
+}
+
+unsigned CpuInfo::model() const
+{
+    const unsigned model = (cpuid_01_eax >> 4) & 0xf;
+    return family() == 0x6 || family() >= 0xf ? model | ((cpuid_01_eax >> 16) & 0xf) << 4 : model;
+}
+
 bool CpuInfo::perf_metrics() const
 {
     return (pmu_flags & ARCHPMU_PMU_PERF_METRICS) != 0;

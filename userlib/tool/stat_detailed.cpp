@@ -41,21 +41,10 @@ constexpr std::array<std::string_view, kEntries> kNames = {
 // How many columns each level adds up to: -d 4, -dd 10, -ddd 12.
 constexpr std::array<std::size_t, 4> kLevelEnd = {0, 4, 10, 12};
 
-// The family and model as the SDM displays them (CPUID.1:EAX).
-std::pair<unsigned, unsigned> family_model(std::uint32_t eax)
-{
-    unsigned family = (eax >> 8) & 0xf;
-    unsigned model = (eax >> 4) & 0xf;
-    if (family == 0xf)
-        family += (eax >> 20) & 0xff;
-    if (family == 0x6 || family >= 0xf)
-        model |= ((eax >> 16) & 0xf) << 4;
-    return {family, model};
-}
-
 const CacheRow* find_row(const CpuInfo& cpu)
 {
-    const auto [family, model] = family_model(cpu.cpuid_01_eax);
+    const unsigned family = cpu.family();
+    const unsigned model = cpu.model();
     const Unit want = cpu.core_type == CoreType::core   ? Unit::core
                       : cpu.core_type == CoreType::atom ? Unit::atom
                                                         : Unit::any;

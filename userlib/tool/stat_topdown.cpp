@@ -211,10 +211,8 @@ bool metrics_on(const CpuInfo& cpu)
 
 bool level2_on(const CpuInfo& cpu)
 {
-    const unsigned family = (cpu.cpuid_01_eax >> 8) & 0xf;
-    const unsigned model = ((cpu.cpuid_01_eax >> 4) & 0xf) | ((cpu.cpuid_01_eax >> 12) & 0xf0);
-    const bool level1_only = family == 6 && std::find(kLevel1Only.begin(), kLevel1Only.end(),
-                                                      model) != kLevel1Only.end();
+    const bool level1_only = cpu.family() == 6 && std::find(kLevel1Only.begin(), kLevel1Only.end(),
+                                                            cpu.model()) != kLevel1Only.end();
     // A module that does not say the model: level 1, which every PERF_METRICS has.
     return metrics_on(cpu) && cpu.cpuid_01_eax != 0 && !level1_only;
 }
@@ -263,18 +261,14 @@ std::vector<EventSpec> topdown_events(const std::vector<CpuInfo>& cpus, unsigned
 std::optional<TopdownL1> topdown_level1(const StatTotals& t, const std::vector<std::size_t>& cpus)
 {
     // By encoding: the names may carry modifiers (:u without CAP_PERFMON).
-    const auto index = [&](std::string_view name) -> std::optional<std::size_t> {
-        const std::uint64_t code = parse_event(std::string(name)).config & 0xffff;
-        for (std::size_t e = 0; e < t.events.size(); ++e)
-            if ((t.events[e].config & 0xffff) == code)
-                return e;
-        return std::nullopt;
-    };
     const auto by_code = [&](std::uint64_t code) -> std::optional<std::size_t> {
         for (std::size_t e = 0; e < t.events.size(); ++e)
             if ((t.events[e].config & 0xffff) == code)
                 return e;
         return std::nullopt;
+    };
+    const auto index = [&](std::string_view name) {
+        return by_code(parse_event(std::string(name)).config & 0xffff);
     };
     const auto slots = index(kSlots);
     const auto retiring = index(kRetiring);

@@ -63,6 +63,11 @@ struct CpuInfo {
     std::array<std::uint32_t, 4> cpuid_0a{};
     std::uint32_t cpuid_01_eax = 0;  // the signature (family, model, stepping); 0: not told
 
+    // The family and model of cpuid_01_eax as the SDM displays them (family 0FH adds the
+    // extended family; families 06H and 0FH and up the extended model).
+    [[nodiscard]] unsigned family() const;
+    [[nodiscard]] unsigned model() const;
+
     [[nodiscard]] bool anythread_deprecated() const;
     [[nodiscard]] bool full_width_write() const;
     // IA32_PERF_METRICS: the top-down metric events (uapi) count here.
