@@ -182,11 +182,10 @@ static unsigned int group_lead(const struct archpmu_event *ev, unsigned int e)
 	return e;
 }
 
+/* Topdown slots, A4H/01H or fixed counter 3's own 00H/04H, that it can take. */
 static bool is_slots(u64 config)
 {
-	u32 code = archpmu_event_code(config);
-
-	return !(config & EVTSEL_FILTERS) && (code == 0x01a4 || code == 0x0400);
+	return !(config & EVTSEL_FILTERS) && archpmu_fixed_counter_of(config) == 3;
 }
 
 static u64 ring_of(u64 config)

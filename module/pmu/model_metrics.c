@@ -31,14 +31,14 @@ static const u64 td_rates[ARCHPMU_MODEL_TD_FIELDS] = {
 /* The architectural top-down events and perf's metric encodings, by field. */
 static int td_field_of(u32 code)
 {
-	switch (code) {
-	case 0x02c2:	/* topdown-retiring */
+	switch (archpmu_arch_event_of(code)) {
+	case ARCHPMU_EVENT_TOPDOWN_RETIRING:
 		return 0;
-	case 0x0073:	/* topdown-bad-spec */
+	case ARCHPMU_EVENT_TOPDOWN_BAD_SPEC:
 		return 1;
-	case 0x019c:	/* topdown-fe-bound */
+	case ARCHPMU_EVENT_TOPDOWN_FE_BOUND:
 		return 2;
-	case 0x02a4:	/* topdown-be-bound */
+	case ARCHPMU_EVENT_TOPDOWN_BE_BOUND:
 		return 3;
 	}
 	/* perf's event=0x00,umask=0x80+i: the metric in field i. */
