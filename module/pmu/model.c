@@ -18,7 +18,9 @@
  *       others P-cores (40H); model_hybrid_gp and model_hybrid_fixed_mask
  *       give the E-core layout where it differs.
  *   model_full_width, model_perf_caps: IA32_PERF_CAPABILITIES (PDCM is set
- *       in synthesised CPUID when either is non-zero).
+ *       in synthesised CPUID when either is non-zero); model_hybrid_perf_caps
+ *       gives the E-cores' where it differs (a real hybrid part has
+ *       PERF_METRICS on its P-cores only).
  *   model_quirks: what real systems do beyond the SDM (model_regs.h).
  *   model_rate_percent: enabled counters advance every millisecond at the
  *       rates of archpmu_model_rate() times this percentage, the tick going
@@ -134,6 +136,15 @@ static struct archpmu_model_num_param model_perf_caps_param = {
 };
 module_param_cb(model_perf_caps, &archpmu_model_num_ops, &model_perf_caps_param, 0444);
 MODULE_PARM_DESC(model_perf_caps, "Raw IA32_PERF_CAPABILITIES (default 0)");
+static u64 model_hybrid_perf_caps;
+static bool model_hybrid_perf_caps_given;
+static struct archpmu_model_num_param model_hybrid_perf_caps_param = {
+	.val = &model_hybrid_perf_caps, .is_u64 = true, .lo = 0, .hi = U64_MAX,
+	.given = &model_hybrid_perf_caps_given,
+};
+module_param_cb(model_hybrid_perf_caps, &archpmu_model_num_ops, &model_hybrid_perf_caps_param,
+		0444);
+MODULE_PARM_DESC(model_hybrid_perf_caps, "E-core IA32_PERF_CAPABILITIES (default: model_perf_caps)");
 static uint model_rate_percent = 100;
 static struct archpmu_model_num_param model_rate_percent_param = {
 	.val = &model_rate_percent, .lo = 0, .hi = MODEL_MAX_RATE_PERCENT,
@@ -250,7 +261,7 @@ static void synthesise_cpuid(struct archpmu_cpuid_set *c, uint gp,
 
 	memset(c, 0, sizeof(*c));
 	c->leaf01.eax = MODEL_SIGNATURE;
-	if (model_full_width || model_perf_caps)
+	if (model_full_width || model_perf_caps || model_hybrid_perf_caps)
 		c->leaf01.ecx |= CPUID01_ECX_PDCM;
 	c->leaf0a.eax = model_version | gp << 8 | model_gp_width << 16 |
 			model_events_len << 24;
@@ -279,7 +290,8 @@ static void synthesise_cpuid(struct archpmu_cpuid_set *c, uint gp,
 static int model_configure(void)
 {
 	bool hybrid = model_hybrid_cpus && *model_hybrid_cpus;
-	u64 caps = model_perf_caps;
+	u64 caps[MODEL_TYPES] = { model_perf_caps, model_hybrid_perf_caps_given ?
+				   model_hybrid_perf_caps : model_perf_caps };
 	unsigned int t;
 	int ret;
 
@@ -328,13 +340,17 @@ static int model_configure(void)
 				 hybrid_fixed, hybrid, ARCHPMU_CORE_TYPE_ATOM);
 	}
 
-	if (model_full_width)
-		caps |= ARCHPMU_PERF_CAP_FW_WRITE;
+	if (model_hybrid_perf_caps_given && !hybrid) {
+		pr_err("model_hybrid_perf_caps needs model_hybrid_cpus to say which CPUs use it\n");
+		return -EINVAL;
+	}
 	for (t = 0; t < MODEL_TYPES; t++) {
 		struct archpmu_pmu_desc *d = &model_types[t].desc;
 
+		if (model_full_width)
+			caps[t] |= ARCHPMU_PERF_CAP_FW_WRITE;
 		archpmu_decode_cpuid(&model_types[t].cpuid, d);
-		archpmu_desc_set_perf_caps(d, d->flags & ARCHPMU_PMU_PDCM ? caps : 0);
+		archpmu_desc_set_perf_caps(d, d->flags & ARCHPMU_PMU_PDCM ? caps[t] : 0);
 	}
 	return 0;
 }

@@ -29,6 +29,8 @@ static int model_num_set(const char *text, const struct kernel_param *kp)
 		*(u64 *)p->val = v;
 	else
 		*(uint *)p->val = v;
+	if (p->given)
+		*p->given = true;
 	return 0;
 }
 

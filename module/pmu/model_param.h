@@ -14,6 +14,7 @@ struct archpmu_model_num_param {
 	void *val;		/* a uint, or a u64 with is_u64 */
 	bool is_u64;
 	u64 lo, hi;
+	bool *given;		/* optional: set once the parameter is given */
 };
 
 /* For module_param_cb(), with a struct archpmu_model_num_param as its arg. */

@@ -70,6 +70,8 @@ TEST_CASE("bad parameters are refused with EINVAL and a line naming the paramete
         {"backend=model model_cpuid=b.0=1:2:3:4", "leaf b.0 is not modelled"},
         {"backend=model model_cpuid=a.0=7300404:0:0:603 model_cpuid_hybrid=a.0=1:0:0:0",
          "model_cpuid_hybrid needs model_hybrid_cpus"},
+        {"backend=model model_hybrid_perf_caps=0",
+         "model_hybrid_perf_caps needs model_hybrid_cpus"},
     };
     for (const auto& c : cases) {
         CAPTURE(c.params);

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "archpmu/device.hpp"
 #include "harness.hpp"
 
 using namespace archpmu::itest;
@@ -206,6 +207,41 @@ TEST_CASE("stat --topdown gives level 2 from PERF_METRICS on a Sapphire Rapids, 
     CHECK(doc["topdown"]["level"] == 2);
     CHECK(doc["topdown"]["all"]["core_bound"].get<double>() == Approx(100.0 * 26 / 255));
     CHECK(doc["events"].size() == 9);
+}
+
+TEST_CASE(
+    "stat --topdown takes PERF_METRICS on an Arrow Lake's P-cores and the events on its "
+    "E-cores",
+    "[stat-tool][topdown]")
+{
+    // As the real part: PERF_METRICS on the P-cores only (IA32_PERF_CAPABILITIES[15]).
+    LoadedModule module("model_rate_percent=0 model_perf_caps=0x8000 model_hybrid_perf_caps=0 " +
+                        dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
+    REQUIRE(archpmu::Device().cpu_info(0).perf_metrics());
+    REQUIRE_FALSE(archpmu::Device().cpu_info(1).perf_metrics());
+    // The P-core (CPU 0) as the Sapphire Rapids test's, levels 1 and 2; the E-core (CPU 1)
+    // as the Arrow Lake test's, level 1 from its events.
+    const std::string work = std::string(ARCHPMU_ITEST) +
+                             " --inject 0 0x01a4 255 0x02c2 128 0x0073 25 0x019c 51 0x02a4 51 "
+                             "0x8400 51 0x8500 20 0x8600 30 0x8700 25; " +
+                             injector(1, "0x02c2", 60) + "; " + injector(1, "0x0073", 20) + "; " +
+                             injector(1, "0x019c", 10) + "; " + injector(1, "0x02a4", 10);
+    auto r = run_tool("stat --topdown -x, -C 0,1 -- sh -c '" + work + "'");
+    REQUIRE(r.status == 0);
+    const std::string none = "<not supported>,";
+    CHECK(r.out ==
+          "pmu,Retiring,Bad Speculation,Frontend Bound,Backend Bound,Heavy Operations,"
+          "Light Operations,Branch Mispredict,Machine Clears,Fetch Latency,Fetch Bandwidth,"
+          "Memory Bound,Core Bound,\n"
+          "cpu_core,50.2,9.8,20.0,20.0,20.0,30.2,7.8,2.0,11.8,8.2,9.8,10.2,\n"
+          "cpu_atom,60.0,20.0,10.0,10.0," +
+              none + none + none + none + none + none + none + none + "\n");
+    r = run_tool("stat --topdown --td-level 1 -x, -C 0,1 -- sh -c '" + work + "'");
+    REQUIRE(r.status == 0);
+    CHECK(r.out ==
+          "pmu,Retiring,Bad Speculation,Frontend Bound,Backend Bound,\n"
+          "cpu_core,50.2,9.8,20.0,20.0,\n"
+          "cpu_atom,60.0,20.0,10.0,10.0,\n");
 }
 
 TEST_CASE("stat --topdown is refused, saying why, where no CPU has the events",
