@@ -79,9 +79,11 @@ _archpmu()
 	stat)
 		opts="-e --event -a --all-cpus -C --cpu -p --pid -t --tid -A --per-cpu
 			-I --interval-print -x --field-separator -j --json-output --json -o --output
-			--append -r --repeat --duration --topdown --td-level -d --detailed --device -h --help"
+			--append -r --repeat --duration --topdown --td-level -M --metrics -d --detailed --device
+			-h --help"
 		with_value="-e --event -C --cpu -p --pid -t --tid -I --interval-print
-			-x --field-separator -o --output -r --repeat --duration --td-level --device"
+			-x --field-separator -o --output -r --repeat --duration --td-level -M --metrics
+			--device"
 		;;
 	record)
 		opts="-e --event -c --count -F --freq -a --all-cpus -C --cpu -p --pid -t --tid

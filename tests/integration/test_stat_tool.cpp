@@ -151,6 +151,11 @@ TEST_CASE("stat --topdown gives level 1 per core type of an Arrow Lake, exactly"
     r = run_tool("stat --topdown --td-level 2 -C 0 --duration 0.1");
     CHECK(r.status == 1);
     CHECK_THAT(r.out, Catch::Contains("the max level here is 1"));
+    r = run_tool("stat -M TopdownL2 -C 0 --duration 0.1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out,
+               Catch::Contains("top-down level 2 (--td-level, -M TopdownL2): the max level here "
+                               "is 1"));
 }
 
 TEST_CASE("stat --topdown takes level 1 from PERF_METRICS on an Ice Lake, exactly",
@@ -165,8 +170,14 @@ TEST_CASE("stat --topdown takes level 1 from PERF_METRICS on an Ice Lake, exactl
     const std::string work = std::string(ARCHPMU_ITEST) +
                              " --inject 0 0x01a4 255 0x02c2 128 0x0073 25 0x019c 51 0x02a4 51";
     check_level1_csv("", work);
+    // perf's metric group TopdownL1 is the same.
+    auto r = run_tool("stat -M TopdownL1 -x, -C 0 -- " + work);
+    REQUIRE(r.status == 0);
+    CHECK(r.out ==
+          "Retiring,Bad Speculation,Frontend Bound,Backend Bound,\n"
+          "50.2,9.8,20.0,20.0,\n");
     // The metric events are PERF_METRICS' fields times the slots, on their own "counters".
-    const auto r = run_tool("stat --topdown --json -C 0 -- " + work);
+    r = run_tool("stat --topdown --json -C 0 -- " + work);
     REQUIRE(r.status == 0);
     const auto doc = nlohmann::json::parse(r.out);
     REQUIRE(doc["events"].size() == 5);

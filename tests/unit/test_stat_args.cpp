@@ -261,6 +261,33 @@ TEST_CASE("stat --topdown takes level 0 (the highest), 1 or 2, and neither -e no
     CHECK_THAT(refused({"stat", "--topdown", "-e", "cycles", "true"}), Contains("-e/--event"));
     CHECK_THAT(refused({"stat", "--topdown", "-a", "-A", "--duration", "1"}),
                Contains("-A/--per-cpu"));
+    // As perf's unsigned option.
+    CHECK(parse({"stat", "--topdown", "--td-level", "00", "true"}).stat.topdown_level ==
+          kTopdownHighest);
+    CHECK(parse({"stat", "--topdown", "--td-level", "002", "true"}).stat.topdown_level == 2);
+    CHECK_THAT(refused({"stat", "--topdown", "--td-level", "-1", "true"}),
+               Contains("--td-level: '-1': give 0 (the highest level there is), 1 or 2"));
+    CHECK_THAT(refused({"stat", "--topdown", "--td-level", "10", "true"}),
+               Contains("--td-level: '10': the max level is 2"));
+}
+
+TEST_CASE("stat -M TopdownL1 and TopdownL2 are --topdown at that level, as perf's groups",
+          "[stat-args][topdown]")
+{
+    CHECK(parse({"stat", "-M", "TopdownL1", "true"}).stat.topdown_level == 1);
+    CHECK(parse({"stat", "-M", "topdownl2", "true"}).stat.topdown_level == 2);
+    // The deepest of several, as perf shows them all.
+    CHECK(parse({"stat", "-M", "TopdownL2,TopdownL1", "true"}).stat.topdown_level == 2);
+    CHECK(parse({"stat", "-M", "TopdownL1", "-M", "TopdownL2", "true"}).stat.topdown_level == 2);
+    CHECK(parse({"stat", "--topdown", "-M", "TopdownL1", "true"}).stat.topdown_level == 1);
+    CHECK_THAT(refused({"stat", "-M", "Frontend_Bound", "true"}),
+               Contains("-M/--metrics: 'Frontend_Bound' is not a metric group archpmu "
+                        "computes: give TopdownL1 or TopdownL2"));
+    CHECK_THAT(refused({"stat", "-M", "TopdownL1", "--td-level", "2", "true"}),
+               Contains("-M/--metrics and --td-level exclude each other"));
+    CHECK_THAT(refused({"stat", "-M", "TopdownL1", "-e", "cycles", "true"}),
+               Contains("-e/--event"));
+    CHECK_THAT(refused({"stat", "-M", "TopdownL1", "-d", "true"}), Contains("-d/--detailed"));
 }
 
 TEST_CASE("good command lines parse into checked options", "[stat-args]")

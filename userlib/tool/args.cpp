@@ -14,16 +14,12 @@
 #include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/pmu.hpp"
+#include "args_sub.hpp"
 
 namespace archpmu::tool {
 namespace {
 
 constexpr std::string_view kDefaultEvents = "cycles,instructions,ref-cycles,branches,branch-misses";
-
-[[noreturn]] void refuse(std::string_view option, const std::string& why)
-{
-    throw Error(EINVAL, std::string(option) + ": " + why);
-}
 
 // An archpmu::Error's reason, only its first line (an event's message goes on with a caret).
 std::string reason(const Error& e)
@@ -38,6 +34,16 @@ std::string one_line(std::string text)
 }
 
 }  // namespace
+
+void refuse(std::string_view option, const std::string& why)
+{
+    throw Error(EINVAL, std::string(option) + ": " + why);
+}
+
+void misuse(const std::string& what)
+{
+    throw Error(EINVAL, what);
+}
 
 std::chrono::nanoseconds parse_duration(std::string_view text)
 {
@@ -142,134 +148,6 @@ std::uint32_t parse_mmap_pages(std::string_view text)
 }
 
 namespace {
-
-// The record subcommand's options, bound to a CLI11 subcommand.
-struct RecordArgs {
-    std::vector<std::string> events;
-    std::string cpus;
-    std::string count;
-    std::string freq;
-    std::string pages;
-    std::string duration;
-    std::string pids;
-    std::string tids;
-    bool all_cpus = false;
-    CLI::Option* all_opt = nullptr;
-    CLI::Option* cpu_opt = nullptr;
-    CLI::Option* pid_opt = nullptr;
-    CLI::Option* tid_opt = nullptr;
-    CLI::Option* count_opt = nullptr;
-    CLI::Option* freq_opt = nullptr;
-    CLI::Option* pages_opt = nullptr;
-    CLI::Option* duration_opt = nullptr;
-    bool graph = false;
-    std::string call_graph;
-    CLI::Option* graph_opt = nullptr;
-    CLI::Option* call_graph_opt = nullptr;
-};
-
-CLI::App* add_record(CLI::App& app, RecordArgs& a, RecordOptions& rec)
-{
-    auto* record = app.add_subcommand(
-        "record",
-        "sample events into a perf.data file: COMMAND and its children (record [options] [--] "
-        "COMMAND ARGS), processes (-p) or threads (-t), or system-wide on CPUs (-a, -C)");
-    record->add_option("-e,--event", a.events, "events, comma-separated (default: cycles)")
-        ->type_name("EVENTS")
-        ->allow_extra_args(false);
-    a.count_opt = record->add_option("-c,--count", a.count, "sample every PERIOD events")
-                      ->type_name("PERIOD");
-    a.freq_opt = record
-                     ->add_option("-F,--freq", a.freq,
-                                  "sample FREQ times a second (default " +
-                                      std::to_string(kDefaultRecordFreq) + ")")
-                     ->type_name("FREQ")
-                     ->excludes(a.count_opt);
-    a.all_opt = record->add_flag("-a,--all-cpus", a.all_cpus,
-                                 "system-wide on every online CPU (the default without a "
-                                 "COMMAND, -p or -t)");
-    a.cpu_opt =
-        record->add_option("-C,--cpu", a.cpus, "system-wide on these CPUs only (e.g. 0-3,6)")
-            ->type_name("LIST")
-            ->excludes(a.all_opt);
-    a.pid_opt = record
-                    ->add_option("-p,--pid", a.pids,
-                                 "sample these processes (every thread, and what they start "
-                                 "from now on), e.g. 1234,5678")
-                    ->type_name("PIDS")
-                    ->excludes(a.all_opt)
-                    ->excludes(a.cpu_opt);
-    a.tid_opt = record
-                    ->add_option("-t,--tid", a.tids,
-                                 "sample these threads (and what they start from now on)")
-                    ->type_name("TIDS")
-                    ->excludes(a.all_opt)
-                    ->excludes(a.cpu_opt);
-    record->add_option("-o,--output", rec.output, "the perf.data file to write")
-        ->capture_default_str();
-    a.pages_opt = record
-                      ->add_option("-m,--mmap-pages", a.pages,
-                                   "data pages of each CPU's ring (a power of 2; default 64)")
-                      ->type_name("PAGES");
-    record->add_flag("--sample-read", rec.read_group, "samples carry every event's count");
-    a.graph_opt =
-        record->add_flag("-g", a.graph, "samples carry their call chains (--call-graph fp)");
-    a.call_graph_opt =
-        record
-            ->add_option("--call-graph", a.call_graph,
-                         "samples carry their call chains, kernel and user: fp (user frames by "
-                         "frame pointers) or dwarf[,SIZE] (SIZE bytes of user stack, default "
-                         "8192, for perf to unwind code built without frame pointers)")
-            ->type_name("MODE");
-    a.duration_opt = record
-                         ->add_option("--duration", a.duration,
-                                      "record for SECONDS, without a COMMAND (else until the "
-                                      "COMMAND exits or Ctrl-C)")
-                         ->type_name("SECONDS");
-    return record;
-}
-
-void check_record(const RecordArgs& a, RecordOptions& rec)
-{
-    rec.events = a.events.empty() ? parse_events({"cycles"}) : parse_events(a.events);
-    if (a.cpu_opt->count())
-        rec.cpus = parse_cpus(a.cpus);
-    if (a.pid_opt->count())
-        rec.pids = parse_ids("-p/--pid", a.pids);
-    if (a.tid_opt->count())
-        rec.tids = parse_ids("-t/--tid", a.tids);
-    if (a.count_opt->count()) {
-        rec.period = parse_count("-c/--count", a.count, (1ULL << 48) - 1);
-        rec.freq_hz = 0;
-    }
-    if (a.freq_opt->count())
-        rec.freq_hz = parse_count("-F/--freq", a.freq, 1000000);
-    if (a.pages_opt->count())
-        rec.ring_pages = parse_mmap_pages(a.pages);
-    if (a.duration_opt->count())
-        rec.duration = parse_duration(a.duration);
-    if (a.call_graph_opt->count()) {
-        // perf's --call-graph mode[,size].
-        const std::size_t comma = a.call_graph.find(',');
-        const std::string mode = a.call_graph.substr(0, comma);
-        if (mode == "dwarf") {
-            rec.user_stack = kDefaultUserStack;
-            if (comma != std::string::npos) {
-                const std::uint64_t size = parse_count(
-                    "--call-graph", a.call_graph.substr(comma + 1), ARCHPMU_STACK_USER_MAX);
-                // As perf: rounded up to 8 bytes.
-                rec.user_stack = static_cast<std::uint32_t>((size + 7) / 8 * 8);
-            }
-        } else if (mode == "lbr") {
-            refuse("--call-graph", "'lbr' is not supported; give fp or dwarf");
-        } else if (mode != "fp" || comma != std::string::npos) {
-            refuse("--call-graph", "'" + a.call_graph + "' is not a mode; give fp or dwarf[,SIZE]");
-        }
-    }
-    rec.callchain = a.graph_opt->count() || a.call_graph_opt->count();
-    if (rec.output.empty())
-        refuse("-o/--output", "the file name is empty");
-}
 
 const CLI::Option* find_option(const CLI::App* sub, const CLI::App& app, const std::string& name)
 {
@@ -382,92 +260,8 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                                               "the first online)")
                                  ->type_name("CPU");
 
-    StatOptions& st = cmd.stat;
-    std::vector<std::string> events;
-    std::string cpus;
-    std::string interval;
-    std::string separator;
-    std::string duration;
-    std::string pids;
-    std::string tids;
-    bool all_cpus = false;
-    auto* stat = app.add_subcommand(
-        "stat",
-        "count events while COMMAND and its children run (stat [options] [--] COMMAND ARGS), in "
-        "processes (-p) or threads (-t), or system-wide on CPUs (-a, -C)");
-    stat->add_option("-e,--event", events,
-                     "events, comma-separated (default: cycles, instructions, ref-cycles, "
-                     "branches, branch-misses); repeatable")
-        ->type_name("EVENTS")
-        ->allow_extra_args(false);
-    auto* all_opt = stat->add_flag("-a,--all-cpus", all_cpus,
-                                   "system-wide on every online CPU (the default without a "
-                                   "COMMAND, -p or -t)");
-    auto* cpu_opt = stat->add_option("-C,--cpu", cpus,
-                                     "system-wide on these CPUs only (e.g. 0-3,6; CPUs 0-" +
-                                         std::to_string(kMaxCpuNumber) + ")")
-                        ->type_name("LIST")
-                        ->excludes(all_opt);
-    auto* pid_opt = stat->add_option("-p,--pid", pids,
-                                     "count these processes (every thread, and what they "
-                                     "start from now on), e.g. 1234,5678")
-                        ->type_name("PIDS")
-                        ->excludes(all_opt)
-                        ->excludes(cpu_opt);
-    auto* tid_opt =
-        stat->add_option("-t,--tid", tids, "count these threads (and what they start from now on)")
-            ->type_name("TIDS")
-            ->excludes(all_opt)
-            ->excludes(cpu_opt);
-    auto* per_cpu_opt = stat->add_flag("-A,--per-cpu", st.per_cpu,
-                                       "a count per CPU instead of the sum (system-wide only)");
-    auto* interval_opt =
-        stat->add_option("-I,--interval-print", interval,
-                         "print every MS milliseconds (" + std::to_string(kMinIntervalMs) + "-" +
-                             std::to_string(kMaxIntervalMs) + ")")
-            ->type_name("MS");
-    bool json_lines = false;
-    bool json_doc = false;
-    auto* json_lines_opt =
-        stat->add_flag("-j,--json-output", json_lines, "perf's JSON: an object per line");
-    auto* json_opt =
-        stat->add_flag("--json", json_doc, "archpmu's JSON document (per CPU counts and times)")
-            ->excludes(json_lines_opt);
-    auto* separator_opt = stat->add_option("-x,--field-separator", separator,
-                                           "perf's CSV with this separator (\\t: a tab)")
-                              ->type_name("SEP")
-                              ->excludes(json_opt)
-                              ->excludes(json_lines_opt);
-    auto* output_opt =
-        stat->add_option("-o,--output", st.output, "print the counts to FILE, not to stderr")
-            ->type_name("FILE");
-    auto* append_opt = stat->add_flag("--append", st.append, "append to the -o FILE");
-    std::string repeat;
-    auto* repeat_opt =
-        stat->add_option("-r,--repeat", repeat,
-                         "run COMMAND N times (1-" + std::to_string(kMaxRepeat) +
-                             ") and print each count's mean and spread, as perf does")
-            ->type_name("N");
-    bool topdown = false;
-    std::string td_level;
-    unsigned detailed = 0;
-    stat->add_flag("--topdown", topdown,
-                   "the top-down metrics as perf stat --topdown (retiring, bad speculation, "
-                   "frontend and backend bound; level 2 where there is one), from PERF_METRICS "
-                   "or the architectural top-down events");
-    auto* td_level_opt =
-        stat->add_option("--td-level", td_level,
-                         "the top-down level: 1, or 2 where PERF_METRICS has it (0, as in perf "
-                         "and the default: the highest there is)")
-            ->type_name("N");
-    stat->add_flag("-d,--detailed", detailed,
-                   "add perf's detailed events: L1 data cache and LLC; -dd: also L1 "
-                   "instruction cache and TLBs; -ddd: also L1 data prefetches");
-    auto* duration_opt = stat->add_option("--duration", duration,
-                                          "count for SECONDS, without a COMMAND (more than 0, "
-                                          "at most " +
-                                              std::to_string(kMaxDurationS) + ")")
-                             ->type_name("SECONDS");
+    StatArgs stat_args;
+    auto* stat = add_stat(app, stat_args, cmd.stat);
 
     RecordArgs rec_args;
     auto* record = add_record(app, rec_args, cmd.record);
@@ -560,71 +354,8 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             cmd.action = Command::Action::record;
             return cmd;
         }
-        if (detailed && topdown)
-            return usage("--topdown and -d/--detailed exclude each other");
-        st.detailed = detailed;
-        if (td_level_opt->count() && !topdown)
-            return usage("--td-level sets the level of --topdown: add it");
-        if (topdown) {
-            if (!events.empty())
-                return usage("--topdown and -e/--event exclude each other");
-            if (per_cpu_opt->count())
-                return usage("--topdown and -A/--per-cpu exclude each other");
-            // As perf: 0, the default, is the highest level there is.
-            st.topdown_level = kTopdownHighest;
-            if (td_level_opt->count() && td_level != "0") {
-                if (td_level != "1" && td_level != "2")
-                    refuse("--td-level", "'" + td_level + "': the max level is 2");
-                st.topdown_level = td_level == "1" ? 1 : 2;
-            }
-        }
-        st.events = parse_events(events);
-        if (cpu_opt->count())
-            st.cpus = parse_cpus(cpus);
-        if (pid_opt->count())
-            st.pids = parse_ids("-p/--pid", pids);
-        if (tid_opt->count())
-            st.tids = parse_ids("-t/--tid", tids);
-        st.system_wide = all_opt->count() || cpu_opt->count() ||
-                         (command.empty() && st.pids.empty() && st.tids.empty());
-        if (per_cpu_opt->count() && !st.system_wide)
-            return usage(
-                "-A/--per-cpu is for system-wide counting: add -a or -C (a COMMAND, "
-                "-p and -t count tasks, on whatever CPU they run)");
-        if (interval_opt->count())
-            st.interval_ms = parse_interval_ms(interval);
-        if (separator_opt->count()) {
-            st.separator = parse_separator(separator);
-            st.style = StatFormat::Style::csv;
-        }
-        if (json_lines)
-            st.style = StatFormat::Style::json_lines;
-        if (json_doc)
-            st.style = StatFormat::Style::json;
-        if (append_opt->count() && !output_opt->count())
-            return usage("--append appends to the -o/--output FILE: give one");
-        if (output_opt->count() && st.output.empty())
-            refuse("-o/--output", "the file name is empty");
-        if (duration_opt->count())
-            st.duration = parse_duration(duration);
-        if (command.empty() && !st.duration && !st.interval_ms && st.pids.empty() &&
-            st.tids.empty())
-            return usage(
-                "give a COMMAND, -p PIDS, -t TIDS, --duration SECONDS or -I MS (then "
-                "Ctrl-C stops)");
-        if (!command.empty() && st.duration)
-            return usage("--duration and a COMMAND exclude each other");
-        if (repeat_opt->count()) {
-            st.repeat = static_cast<unsigned>(parse_count("-r/--repeat", repeat, kMaxRepeat));
-            if (command.empty() || !st.pids.empty() || !st.tids.empty())
-                return usage(
-                    "-r/--repeat runs a COMMAND again and again: give one, "
-                    "without -p or -t");
-            if (st.interval_ms)
-                return usage("-r/--repeat and -I/--interval-print exclude each other");
-        }
-        st.device = cmd.device;
-        st.command = std::move(command);
+        check_stat(stat_args, cmd.stat, std::move(command));
+        cmd.stat.device = cmd.device;
         cmd.action = Command::Action::stat;
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) {  // --help, --version

@@ -227,8 +227,10 @@ StatPlan plan_of(const StatOptions& opts)
                 c.pmu_flags &= ~ARCHPMU_PMU_PERF_METRICS;
         const unsigned highest = topdown_max_level(cpus);
         if (opts.topdown_level != kTopdownHighest && opts.topdown_level > highest)
-            throw Error(EINVAL, "--td-level " + std::to_string(opts.topdown_level) +
-                                    ": the max level here is " + std::to_string(highest) +
+            throw Error(EINVAL, "top-down level " + std::to_string(opts.topdown_level) +
+                                    " (--td-level, -M TopdownL" +
+                                    std::to_string(opts.topdown_level) +
+                                    "): the max level here is " + std::to_string(highest) +
                                     " (level 2 needs PERF_METRICS of Sapphire Rapids, Alder "
                                     "Lake's P-cores or later)");
         fmt.topdown_level = std::min(opts.topdown_level, highest);
