@@ -58,6 +58,7 @@
 #define ARCHPMU_CAP_CALLCHAIN	0x10000ULL /* ARCHPMU_SAMPLE_CALLCHAIN */
 #define ARCHPMU_CAP_USER_STACK	0x20000ULL /* ARCHPMU_SAMPLE_USER_STACK, stack_user */
 #define ARCHPMU_CAP_PERF_METRICS 0x40000ULL /* top-down metric events (see below) */
+#define ARCHPMU_CAP_CORE_TYPE	0x80000ULL /* ARCHPMU_EVENT_CORE_TYPE: an event for one core type */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -415,6 +416,23 @@ struct archpmu_cpu_info {
 #define ARCHPMU_EVENT_GP_MASK_SHIFT	16
 #define ARCHPMU_EVENT_GP_MASK	0xffff0000U
 #define ARCHPMU_EVENT_GP_COUNTERS(mask)	(((__u32)(mask) & 0xffffU) << ARCHPMU_EVENT_GP_MASK_SHIFT)
+/*
+ * Core types (capability ARCHPMU_CAP_CORE_TYPE). A hybrid part's core types
+ * encode many model-specific events differently, so perf has an event per
+ * core type (cpu_core/.../, cpu_atom/.../). Bits 8-15 of flags: the core
+ * type the event counts on, ARCHPMU_CORE_TYPE_CORE or _ATOM as
+ * archpmu_cpu_info.core_type gives it; 0: every CPU. On a CPU of another
+ * type the event gets no counter and reads ARCHPMU_VALUE_ABSENT with
+ * time_enabled and time_running 0, in any session, so its value is what the
+ * CPUs of its type counted, unscaled. One whose type no CPU of the session
+ * has is -ENOENT. A group's events have its leader's type (-EINVAL
+ * otherwise). Sampling sessions refuse it (-EOPNOTSUPP). Kernels without
+ * the capability refuse these bits (-EINVAL).
+ */
+#define ARCHPMU_EVENT_CORE_TYPE_SHIFT	8
+#define ARCHPMU_EVENT_CORE_TYPE	0xff00U
+#define ARCHPMU_EVENT_ON_CORE_TYPE(type) \
+	(((__u32)(type) & 0xffU) << ARCHPMU_EVENT_CORE_TYPE_SHIFT)
 
 /* archpmu_count_open.busy_holder: who holds what an -EBUSY refusal needed. */
 #define ARCHPMU_HOLDER_UNKNOWN	0	/* older kernels; netlink: not for this caller to know */

@@ -444,9 +444,15 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd,
 				vals[n].flags |= cl->placer->report(cl, c, e, running,
 								    &vals[n].time_running);
 			}
-			/* Absent: a task's time here counts against it; a CPU's does not. */
-			if (c->absent & BIT_ULL(e) && !cl->scope)
+			/*
+			 * Absent: a task's time here counts against it; a CPU's does
+			 * not, nor any for an event of another core type.
+			 */
+			if (c->absent & BIT_ULL(e) &&
+			    (!cl->scope || archpmu_event_elsewhere(&c->desc, &cl->ev[e]))) {
 				vals[n].time_enabled = 0;
+				vals[n].time_running = 0;
+			}
 		}
 	}
 	mutex_unlock(&archpmu_own_lock);

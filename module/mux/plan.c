@@ -60,11 +60,11 @@ static int place(const struct archpmu_pmu_desc *d, struct archpmu_mux_scratch *s
 		 unsigned int *bad)
 {
 	unsigned int b = 0;
-	int ret = archpmu_allocate(d, s->ev, s->n, busy, s->counters, &b);
+	int ret = archpmu_allocate(d, s->ev, s->n, 0, busy, s->counters, &b);
 
 	/* Held counters matter only if the events fit on a free PMU. */
 	if (ret == -EBUSY)
-		ret = archpmu_allocate(d, s->ev, s->n, 0, s->counters, &b) ?: -EBUSY;
+		ret = archpmu_allocate(d, s->ev, s->n, 0, 0, s->counters, &b) ?: -EBUSY;
 	if (ret)
 		*bad = b < s->n ? s->from[b] : 0;
 	return ret;
@@ -129,7 +129,7 @@ static bool fits_alone(struct archpmu_mux_scratch *s, const struct archpmu_pmu_d
 {
 	unsigned int b;
 
-	return !archpmu_allocate(d, ev + lead, end - lead, ~pool, s->alone, &b);
+	return !archpmu_allocate(d, ev + lead, end - lead, 0, ~pool, s->alone, &b);
 }
 
 u64 archpmu_mux_crowded(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
@@ -169,7 +169,7 @@ unsigned int archpmu_mux_turn(struct archpmu_mux_scratch *s, const struct archpm
 		if (!archpmu_group_stays(ev, n, lead) && !group_absent(absent, lead, end)) {
 			base = s->n;
 			add_group(s, ev, lead, end);
-			if (archpmu_allocate(d, s->ev, s->n, ~pool, s->counters, &b)) {
+			if (archpmu_allocate(d, s->ev, s->n, 0, ~pool, s->counters, &b)) {
 				s->n = base;
 				if (next == ~0U && fits_alone(s, d, ev, lead, end, pool))
 					next = lead;

@@ -12,7 +12,8 @@
 				 ARCHPMU_EVTSEL_EQ | ARCHPMU_EVTSEL_UMASK2)
 #define EVENT_FLAGS		(ARCHPMU_EVENT_GP_ONLY | ARCHPMU_EVENT_PIN | \
 				 ARCHPMU_EVENT_RAW | ARCHPMU_EVENT_GROUP | \
-				 ARCHPMU_EVENT_NO_ROTATE | ARCHPMU_EVENT_GP_MASK)
+				 ARCHPMU_EVENT_NO_ROTATE | ARCHPMU_EVENT_GP_MASK | \
+				 ARCHPMU_EVENT_CORE_TYPE)
 
 static bool fixed_only(u64 config)
 {
@@ -121,11 +122,18 @@ static int place_fixed(const struct archpmu_pmu_desc *d,
 	return 0;
 }
 
+bool archpmu_event_elsewhere(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev)
+{
+	u32 type = (ev->flags & ARCHPMU_EVENT_CORE_TYPE) >> ARCHPMU_EVENT_CORE_TYPE_SHIFT;
+
+	return type && type != d->core_type;
+}
+
 bool archpmu_event_absent(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev)
 {
 	int j = archpmu_fixed_counter_of(ev->config);
 
-	if (archpmu_check_event(d, ev) == -ENOENT)
+	if (archpmu_event_elsewhere(d, ev) || archpmu_check_event(d, ev) == -ENOENT)
 		return true;
 	return !(ev->flags & ARCHPMU_EVENT_PIN) && fixed_only(ev->config) &&
 	       archpmu_metric_field(ev->config) < 0 &&
@@ -141,7 +149,8 @@ int archpmu_check_events(const struct archpmu_pmu_desc *d,
 
 	*absent = 0;
 	for (e = 0; e < n; e++) {
-		if (absent_ok && archpmu_event_absent(d, &ev[e])) {
+		if ((absent_ok && archpmu_event_absent(d, &ev[e])) ||
+		    archpmu_event_elsewhere(d, &ev[e])) {
 			*absent |= BIT_ULL(e);
 			continue;
 		}
@@ -220,6 +229,24 @@ int archpmu_check_metrics(const struct archpmu_event *ev, unsigned int n, bool s
 	return 0;
 }
 
+int archpmu_check_core_types(const struct archpmu_event *ev, unsigned int n, bool sampling,
+			     unsigned int *bad)
+{
+	unsigned int e;
+
+	for (e = 0; e < n; e++) {
+		u32 type = ev[e].flags & ARCHPMU_EVENT_CORE_TYPE;
+
+		*bad = e;
+		if (type && sampling)
+			return -EOPNOTSUPP;
+		if (type != (ev[group_lead(ev, e)].flags & ARCHPMU_EVENT_CORE_TYPE))
+			return -EINVAL;
+	}
+	*bad = ~0U;
+	return 0;
+}
+
 /*
  * A metric event on its CPU's PERF_METRICS, which the events of a session
  * share: its group's slots event must have fixed counter 3.
@@ -241,30 +268,33 @@ static int place_metric(const struct archpmu_pmu_desc *d, const struct archpmu_e
 }
 
 int archpmu_allocate(const struct archpmu_pmu_desc *d,
-		     const struct archpmu_event *ev, unsigned int n, u64 busy,
-		     u32 *counters, unsigned int *bad)
+		     const struct archpmu_event *ev, unsigned int n, u64 absent,
+		     u64 busy, u32 *counters, unsigned int *bad)
 {
-	u64 taken = busy;
+	u64 taken = busy, done = absent;
 	unsigned int i, weight;
 	int ret;
 
 	for (i = 0; i < n; i++) {
-		counters[i] = ~0U;
-		if (!(ev[i].flags & ARCHPMU_EVENT_PIN))
+		counters[i] = ARCHPMU_NO_COUNTER;
+		if ((done & BIT_ULL(i)) || !(ev[i].flags & ARCHPMU_EVENT_PIN))
 			continue;
 		ret = pin(d, &ev[i], taken, busy, &counters[i]);
 		if (ret)
 			goto refuse;
 		taken |= archpmu_counter_bit(counters[i]);
+		done |= BIT_ULL(i);
 	}
 	for (i = 0; i < n; i++) {
-		if (counters[i] != ~0U || archpmu_metric_field(ev[i].config) >= 0)
+		if ((done & BIT_ULL(i)) || archpmu_metric_field(ev[i].config) >= 0)
 			continue;
 		ret = place_fixed(d, &ev[i], taken, busy, &counters[i]);
 		if (ret < 0)
 			goto refuse;
-		if (!ret)
+		if (!ret) {
 			taken |= archpmu_counter_bit(counters[i]);
+			done |= BIT_ULL(i);
+		}
 	}
 	/* As perf's scheduler: the events with the fewest GP counters first. */
 	for (weight = 1; weight <= ARCHPMU_NR_GP; weight++) {
@@ -272,7 +302,7 @@ int archpmu_allocate(const struct archpmu_pmu_desc *d,
 			u64 free_gp, gp = event_gp(d, &ev[i]);
 			u32 g;
 
-			if (counters[i] != ~0U || (gp && hweight64(gp) != weight) ||
+			if ((done & BIT_ULL(i)) || (gp && hweight64(gp) != weight) ||
 			    archpmu_metric_field(ev[i].config) >= 0)
 				continue;
 			/* A mask with none of the CPU's counters; else, no GP counter at all. */
@@ -289,10 +319,11 @@ int archpmu_allocate(const struct archpmu_pmu_desc *d,
 				;
 			counters[i] = g;
 			taken |= BIT_ULL(g);
+			done |= BIT_ULL(i);
 		}
 	}
 	for (i = 0; i < n; i++) {
-		if (counters[i] != ~0U)
+		if (done & BIT_ULL(i))
 			continue;
 		ret = place_metric(d, ev, i, counters, busy);
 		if (ret)

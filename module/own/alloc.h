@@ -14,12 +14,13 @@ int archpmu_check_event(const struct archpmu_pmu_desc *d,
 
 /*
  * Assign a counter to each of @n events on a CPU described by @d, avoiding
- * the counters in @busy (held by others). Fills counters[]; returns 0, or
- * the -errno with *bad the index of the event that did not fit.
+ * the counters in @busy (held by others); the events in @absent (bit e) get
+ * none (ARCHPMU_NO_COUNTER). Fills counters[]; returns 0, or the -errno
+ * with *bad the index of the event that did not fit.
  */
 int archpmu_allocate(const struct archpmu_pmu_desc *d,
-		     const struct archpmu_event *ev, unsigned int n, u64 busy,
-		     u32 *counters, unsigned int *bad);
+		     const struct archpmu_event *ev, unsigned int n, u64 absent,
+		     u64 busy, u32 *counters, unsigned int *bad);
 
 /*
  * Does a CPU described by @d lack @ev altogether (a hybrid part's other core
@@ -35,11 +36,22 @@ u64 archpmu_candidate_counters(const struct archpmu_pmu_desc *d,
 /*
  * archpmu_check_event() for each of @n events on a CPU described by @d; with
  * @absent_ok, events the CPU lacks (archpmu_event_absent()) are set in
- * *@absent instead of refused. 0, or the -errno with *@bad the event.
+ * *@absent instead of refused, and so are, always, events for another core
+ * type (archpmu_event_elsewhere()). 0, or the -errno with *@bad the event.
  */
 int archpmu_check_events(const struct archpmu_pmu_desc *d,
 			 const struct archpmu_event *ev, unsigned int n,
 			 bool absent_ok, u64 *absent, unsigned int *bad);
+
+/* @ev counts on another core type than @d's (uapi: ARCHPMU_EVENT_CORE_TYPE). */
+bool archpmu_event_elsewhere(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev);
+
+/*
+ * Events for one core type (uapi), checked as a whole before any CPU's: a
+ * group's events have its leader's type, and sampling takes none.
+ */
+int archpmu_check_core_types(const struct archpmu_event *ev, unsigned int n, bool sampling,
+			     unsigned int *bad);
 
 /*
  * Top-down metric events (uapi): ride on the slots event's fixed counter 3.

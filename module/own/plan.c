@@ -68,6 +68,22 @@ static void name_holder(struct archpmu_claims *cl, const struct archpmu_claim *c
 	memcpy(r->holder_comm, holder->comm, sizeof(r->holder_comm));
 }
 
+/* Without a placer: each event for one core type counts on some CPU. */
+static int check_somewhere(struct archpmu_claims *cl, struct archpmu_count_open *out)
+{
+	u64 nowhere = GENMASK_ULL(cl->nr_events - 1, 0);
+	unsigned int i;
+
+	for (i = 0; i < cl->nr_cpus; i++)
+		nowhere &= cl->cpus[i].absent;
+	if (!nowhere || !cl->nr_cpus)
+		return 0;
+	/* No CPU to name: none of them is of the event's type. */
+	out->bad_event = __ffs64(nowhere);
+	out->bad_cpu = ~0U;
+	return -ENOENT;
+}
+
 /* Allocate on every CPU around other sessions' counters and @perf_held. */
 static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_count_open *out)
 {
@@ -78,17 +94,20 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
 		u64 busy = per_cpu(archpmu_cpu_ctx, c->cpu).taken | perf_held;
+		/* Without a placer, only events for another core type are absent. */
+		u64 elsewhere = cl->placer ? 0 : c->absent;
 
 		out->bad_cpu = c->cpu;
 		c->partial = false;
 		c->used = 0;
-		ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, busy, counters, &bad);
+		ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, elsewhere, busy,
+				       counters, &bad);
 		/* Held counters matter only if the events fit on a free PMU. */
 		if (ret == -EBUSY)
-			ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, 0, counters,
-					       &bad) ?: -EBUSY;
+			ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, elsewhere, 0,
+					       counters, &bad) ?: -EBUSY;
 		/* An event the CPU lacks must not be placed there, even if it fits. */
-		if (c->absent && !ret)
+		if (c->absent && !ret && cl->placer)
 			ret = -ENOENT;
 		if ((ret == -EBUSY || ret == -ENOSPC || ret == -ENOENT) && cl->placer) {
 			ret = cl->placer->place(cl, c, busy, counters, &bad);
@@ -138,7 +157,7 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 			return ret;
 		exists |= archpmu_gp_driven(&c->desc);
 	}
-	ret = cl->placer ? cl->placer->check(cl, out) : 0;
+	ret = cl->placer ? cl->placer->check(cl, out) : check_somewhere(cl, out);
 	if (ret)
 		return ret;
 	out->bad_cpu = ~0U;

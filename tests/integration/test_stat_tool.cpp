@@ -266,6 +266,49 @@ TEST_CASE("stat --topdown is refused, saying why, where no CPU has the events",
     CHECK(run_tool("stat --device /dev/archpmu -e instructions -- true").status == 0);
 }
 
+TEST_CASE(
+    "stat -d on an Arrow Lake counts each core type's events, as perf's cpu_core/ and "
+    "cpu_atom/ rows, exactly",
+    "[stat-tool][detailed][core-type]")
+{
+    LoadedModule module("model_rate_percent=0 " +
+                        dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
+    // The command's own loads on each core type (CPU 0 a P-core, CPU 1 an E-core), as
+    // the kernel's tables encode them there: 81D0H loads on both, E124H L1 misses and
+    // E12H dTLB misses on the P-core, E08H dTLB misses on the E-core.
+    const auto here = [](unsigned cpu, const char* code, unsigned n) {
+        return "taskset -c " + std::to_string(cpu) + " " + ARCHPMU_ITEST + " --inject here " +
+               code + " " + std::to_string(n);
+    };
+    const std::string work = "sh -c '" + here(0, "0x81d0", 400) + "; " + here(0, "0xe124", 40) +
+                             "; " + here(0, "0x0e12", 8) + "; " + here(1, "0x81d0", 200) + "; " +
+                             here(1, "0x0e08", 20) + "'";
+    // No -C: the command, wherever it runs.
+    const auto r = run_tool("stat -dd -x, -e instructions -- " + work);
+    REQUIRE(r.status == 0);
+    const auto row = [&](const std::string& line) {
+        INFO(line);
+        CHECK_THAT(r.out, Catch::Matches("(.|\n)*\n" + line + "\n(.|\n)*"));
+    };
+    row("400,,cpu_core/L1-dcache-loads/,[0-9]+,100\\.00,,,gp[0-9]");
+    row("200,,cpu_atom/L1-dcache-loads/,[0-9]+,100\\.00,,,gp[0-7]");
+    row("40,,cpu_core/L1-dcache-load-misses/,[0-9]+,100\\.00,10\\.00,of all L1-dcache "
+        "accesses,gp[0-9]");
+    row("<not supported>,,cpu_atom/L1-dcache-load-misses/,0,100\\.00,,,-");
+    row("8,,cpu_core/dTLB-load-misses/,[0-9]+,100\\.00,2\\.00,of all dTLB cache accesses,"
+        "gp[0-9]");
+    row("20,,cpu_atom/dTLB-load-misses/,[0-9]+,100\\.00,10\\.00,of all dTLB cache accesses,"
+        "gp[0-7]");
+    CHECK_THAT(r.out, Catch::Contains("not supported: cpu_core/LLC-loads/, cpu_atom/LLC-loads/, "
+                                      "cpu_core/LLC-load-misses/, cpu_atom/LLC-load-misses/: it "
+                                      "needs OFFCORE_RSP"));
+    // One core type system-wide: perf's plain names.
+    const auto p = run_tool("stat -d -x, -e instructions -C 0 -- " + work);
+    REQUIRE(p.status == 0);
+    CHECK_THAT(p.out, Catch::Contains(",,L1-dcache-load-misses,"));
+    CHECK_THAT(p.out, !Catch::Contains("cpu_core/"));
+}
+
 TEST_CASE("stat -d counts perf's detailed events as a Skylake encodes them, exactly",
           "[stat-tool][detailed]")
 {

@@ -38,7 +38,7 @@ Result allocate(const archpmu_pmu_desc& d, std::vector<archpmu_event> evs, uint6
 {
     std::vector<uint32_t> counters(evs.size());
     unsigned bad = ~0u;
-    const int err = archpmu_allocate(&d, evs.data(), static_cast<unsigned>(evs.size()), busy,
+    const int err = archpmu_allocate(&d, evs.data(), static_cast<unsigned>(evs.size()), 0, busy,
                                      counters.data(), &bad);
     return {err, bad, counters};
 }
@@ -282,4 +282,52 @@ TEST_CASE("top-down metric events must be in a group led by slots, and never sam
     CHECK(check({ev(0x01a4), ev(0x8000, G)}, true) == std::pair{-EOPNOTSUPP, 1u});
     // Events that are not metrics are not its concern.
     CHECK(check({ev(0x00c0), ev(0x8800)}).first == 0);
+}
+
+TEST_CASE("an event for another core type is absent and takes no counter", "[alloc][core-type]")
+{
+    auto d = layout(5, 2, 3);
+    d.core_type = ARCHPMU_CORE_TYPE_ATOM;
+    const uint32_t on_core = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_CORE);
+    const uint32_t on_atom = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_ATOM);
+    const std::vector<archpmu_event> evs = {ev(0x08d1, on_core), ev(0x01d1, on_atom),
+                                            ev(0x08d1, on_core), ev(0x00c4)};
+    CHECK(archpmu_event_elsewhere(&d, &evs[0]));
+    CHECK_FALSE(archpmu_event_elsewhere(&d, &evs[1]));
+    CHECK_FALSE(archpmu_event_elsewhere(&d, &evs[3]));
+    // Absent even where a CPU's missing events are refused (no placer).
+    u64 absent = 0;
+    unsigned bad = ~0u;
+    REQUIRE(archpmu_check_events(&d, evs.data(), 4, false, &absent, &bad) == 0);
+    CHECK(absent == 0b0101);
+    // Two GP counters hold the two events of this type; the others get none.
+    std::vector<uint32_t> counters(4);
+    REQUIRE(archpmu_allocate(&d, evs.data(), 4, absent, 0, counters.data(), &bad) == 0);
+    CHECK(counters == std::vector<uint32_t>{ARCHPMU_NO_COUNTER, 0, ARCHPMU_NO_COUNTER, 1});
+    // Without the absent mask they would not fit.
+    CHECK(archpmu_allocate(&d, evs.data(), 4, 0, 0, counters.data(), &bad) == -ENOSPC);
+    // A non-hybrid CPU (core type 0) has neither type.
+    d.core_type = 0;
+    CHECK(archpmu_event_elsewhere(&d, &evs[1]));
+}
+
+TEST_CASE("a group's events share its leader's core type, and sampling takes none",
+          "[alloc][core-type]")
+{
+    const uint32_t on_core = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_CORE);
+    unsigned bad = ~0u;
+    std::vector<archpmu_event> evs = {ev(0x00c0, on_core),
+                                      ev(0x003c, on_core | ARCHPMU_EVENT_GROUP), ev(0x00c4)};
+    CHECK(archpmu_check_core_types(evs.data(), 3, false, &bad) == 0);
+    CHECK(bad == ~0u);
+    CHECK(archpmu_check_core_types(evs.data(), 3, true, &bad) == -EOPNOTSUPP);
+    CHECK(bad == 0);
+    evs[1].flags = ARCHPMU_EVENT_GROUP;  // a member of no type in a cpu_core group
+    CHECK(archpmu_check_core_types(evs.data(), 3, false, &bad) == -EINVAL);
+    CHECK(bad == 1);
+    // Bits the ABI does not define stay refused.
+    auto d = layout(5, 4, 3);
+    CHECK(archpmu_check_event(&d, &evs[0]) == 0);
+    const auto other = ev(0x00c0, 0x20);
+    CHECK(archpmu_check_event(&d, &other) == -EINVAL);
 }

@@ -195,3 +195,37 @@ TEST_CASE("D on a group member is refused: the whole group is pinned or none of 
                Catch::Contains("'instructions:D': D pins a whole group: write {a,b}:D"));
     CHECK(parse_event_list("{cycles:D,instructions}")[0].flags == ARCHPMU_EVENT_NO_ROTATE);
 }
+
+TEST_CASE("cpu_core/.../ and cpu_atom/.../ count on one core type, as perf's hybrid PMUs",
+          "[events][core-type]")
+{
+    const auto list = parse_event_list(
+        "cpu_core/event=0xd1,umask=0x08/,cpu_atom/event=0xd1,umask=0x08/:u,cpu_core/cycles/,"
+        "CPU_ATOM/instructions/@gp");
+    REQUIRE(list.size() == 4);
+    const uint32_t on_core = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_CORE);
+    const uint32_t on_atom = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_ATOM);
+    CHECK(list[0].config == 0x08d1);
+    CHECK(list[0].flags == (on_core | ARCHPMU_EVENT_RAW));
+    CHECK(list[1].config == (0x08d1 | ARCHPMU_EVTSEL_USR));
+    CHECK(list[1].flags == (on_atom | ARCHPMU_EVENT_RAW));
+    CHECK(list[1].name == "cpu_atom/event=0xd1,umask=0x08/:u");
+    // A name inside: its encoding, architectural (CPUID's availability applies).
+    CHECK(list[2].config == 0x003c);
+    CHECK(list[2].flags == on_core);
+    CHECK(list[3].config == 0x00c0);
+    CHECK(list[3].flags == (on_atom | ARCHPMU_EVENT_GP_ONLY));
+    // In a group.
+    const auto group = parse_event_list("{cpu_core/cycles/,cpu_core/instructions/}");
+    REQUIRE(group.size() == 2);
+    CHECK(group[1].flags == (on_core | ARCHPMU_EVENT_GROUP));
+    CHECK_THAT(error_of("{cpu_core/cycles/,instructions}"),
+               Catch::Contains("'instructions': a group's events are all for one core type"));
+
+    CHECK_THAT(error_of("cpu_core/bogus/"), Catch::Contains("unknown event 'bogus'"));
+    CHECK_THAT(error_of("cpu_core/cycles:u/"),
+               Catch::Contains("modifiers go after its closing '/'"));
+    CHECK_THAT(error_of("cpu_atom/"), Catch::Contains("cpu_atom/ without its closing '/'"));
+    CHECK_THAT(error_of("cpu_core//"), Catch::Contains("give cpu_core/ an event name"));
+    CHECK_THAT(error_of("cpu_core/event=0x1c0/"), Catch::Contains("event=0x1c0 is out of range"));
+}

@@ -51,17 +51,18 @@ TEST_CASE("stat -d, -dd, -ddd: perf 6.1's events in its order", "[stat][detailed
 {
     using V = std::vector<std::string>;
     const std::vector<archpmu::CpuInfo> skl = {cpu(0, kSkylake)};
-    CHECK(names(archpmu::tool::detailed_events(1, skl)) ==
+    CHECK(names(archpmu::tool::detailed_events(1, skl, false)) ==
           V{"L1-dcache-loads", "L1-dcache-load-misses", "LLC-loads", "LLC-load-misses"});
-    CHECK(names(archpmu::tool::detailed_events(2, skl)).size() == 10);
-    CHECK(names(archpmu::tool::detailed_events(2, skl))[9] == "iTLB-load-misses");
-    CHECK(names(archpmu::tool::detailed_events(3, skl)).back() == "L1-dcache-prefetch-misses");
-    CHECK(archpmu::tool::detailed_events(7, skl).size() == 12);
+    CHECK(names(archpmu::tool::detailed_events(2, skl, false)).size() == 10);
+    CHECK(names(archpmu::tool::detailed_events(2, skl, false))[9] == "iTLB-load-misses");
+    CHECK(names(archpmu::tool::detailed_events(3, skl, false)).back() ==
+          "L1-dcache-prefetch-misses");
+    CHECK(archpmu::tool::detailed_events(7, skl, false).size() == 12);
 }
 
 TEST_CASE("stat -d on Skylake: the kernel's encodings, LLC not supported", "[stat][detailed]")
 {
-    const auto d = archpmu::tool::detailed_events(3, {cpu(0, kSkylake), cpu(1, kSkylake)});
+    const auto d = archpmu::tool::detailed_events(3, {cpu(0, kSkylake), cpu(1, kSkylake)}, false);
     REQUIRE(d.size() == 12);
     REQUIRE(d[0].spec);
     CHECK(d[0].spec->config == 0x81d0);  // MEM_INST_RETIRED.ALL_LOADS
@@ -87,10 +88,10 @@ TEST_CASE("stat -d on Skylake: the kernel's encodings, LLC not supported", "[sta
 
 TEST_CASE("stat -d: a model without a table has none of the events", "[stat][detailed]")
 {
-    for (const auto& d : archpmu::tool::detailed_events(3, {cpu(0, 0x000006e8)}))  // Yonah
+    for (const auto& d : archpmu::tool::detailed_events(3, {cpu(0, 0x000006e8)}, false))  // Yonah
         CHECK_FALSE(d.spec);
     // A module that does not tell the CPU model: the reason says so.
-    const auto d = archpmu::tool::detailed_events(1, {cpu(0, 0)});
+    const auto d = archpmu::tool::detailed_events(1, {cpu(0, 0)}, false);
     CHECK_FALSE(d[0].spec);
     CHECK_THAT(d[0].why, Contains("CPUID.1:EAX"));
 }
@@ -98,14 +99,15 @@ TEST_CASE("stat -d: a model without a table has none of the events", "[stat][det
 TEST_CASE("stat -d: the family and model as the SDM composes them", "[stat][detailed]")
 {
     // Family 0FH + extended family, model with the extended model.
-    const auto d = archpmu::tool::detailed_events(2, {cpu(0, kDiamondRapids)});
+    const auto d = archpmu::tool::detailed_events(2, {cpu(0, kDiamondRapids)}, false);
     REQUIRE(d[1].spec);
     CHECK(d[1].spec->config == 0xe124);
     // A hybrid model that CPUID does not call hybrid: its P-cores' encodings.
-    const auto n = archpmu::tool::detailed_events(2, {cpu(0, kNovaLake)});
+    const auto n = archpmu::tool::detailed_events(2, {cpu(0, kNovaLake)}, false);
     REQUIRE(n[1].spec);
     CHECK(n[1].spec->config == 0xe124);
-    const auto e = archpmu::tool::detailed_events(2, {cpu(0, kNovaLake, archpmu::CoreType::atom)});
+    const auto e =
+        archpmu::tool::detailed_events(2, {cpu(0, kNovaLake, archpmu::CoreType::atom)}, false);
     CHECK_FALSE(e[1].spec);
     REQUIRE(e[4].spec);
     CHECK(e[4].spec->config == 0x380);
@@ -116,7 +118,7 @@ TEST_CASE("stat -d on a hybrid part: each core type's encoding, or none where th
 {
     using archpmu::CoreType;
     const auto both = archpmu::tool::detailed_events(
-        1, {cpu(0, kAlderLake, CoreType::core), cpu(1, kAlderLake, CoreType::atom)});
+        1, {cpu(0, kAlderLake, CoreType::core), cpu(1, kAlderLake, CoreType::atom)}, false);
     // L1-dcache-loads is 81D0H on both.
     REQUIRE(both[0].spec);
     CHECK(both[0].spec->config == 0x81d0);
@@ -124,11 +126,49 @@ TEST_CASE("stat -d on a hybrid part: each core type's encoding, or none where th
     CHECK_FALSE(both[1].spec);
     CHECK_THAT(both[1].why, Contains("CPU 1"));
     CHECK_THAT(both[1].why, Contains("-C"));
-    const auto p = archpmu::tool::detailed_events(1, {cpu(0, kAlderLake, CoreType::core)});
+    const auto p = archpmu::tool::detailed_events(1, {cpu(0, kAlderLake, CoreType::core)}, false);
     REQUIRE(p[1].spec);
     CHECK(p[1].spec->config == 0xe124);
-    const auto e = archpmu::tool::detailed_events(1, {cpu(1, kAlderLake, CoreType::atom)});
+    const auto e = archpmu::tool::detailed_events(1, {cpu(1, kAlderLake, CoreType::atom)}, false);
     CHECK_FALSE(e[1].spec);
+}
+
+TEST_CASE(
+    "stat -d on a hybrid part with a module that keeps events to a core type: an event "
+    "per core type, as perf's",
+    "[stat][detailed][core-type]")
+{
+    using archpmu::CoreType;
+    const auto d = archpmu::tool::detailed_events(
+        1,
+        {cpu(0, kAlderLake, CoreType::core), cpu(1, kAlderLake, CoreType::atom),
+         cpu(2, kAlderLake, CoreType::core)},
+        true);
+    // Each core type's event, P-cores first; the lines show them as cpu_core/NAME/.
+    CHECK(names(d) == std::vector<std::string>{"L1-dcache-loads", "L1-dcache-loads",
+                                               "L1-dcache-load-misses", "L1-dcache-load-misses",
+                                               "LLC-loads", "LLC-loads", "LLC-load-misses",
+                                               "LLC-load-misses"});
+    const uint32_t on_core = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_CORE);
+    const uint32_t on_atom = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_ATOM);
+    REQUIRE(d[0].spec);
+    CHECK(d[0].spec->config == 0x81d0);
+    CHECK(d[0].spec->flags == on_core);
+    CHECK(d[0].flags == on_core);
+    CHECK(d[3].flags == on_atom);
+    REQUIRE(d[1].spec);
+    CHECK(d[1].spec->flags == on_atom);
+    // The P-cores count their L1-dcache-load-misses; the E-cores have none.
+    REQUIRE(d[2].spec);
+    CHECK(d[2].spec->config == 0xe124);
+    CHECK(d[2].spec->flags == on_core);
+    CHECK_FALSE(d[3].spec);
+    CHECK_THAT(d[3].why, Contains("has no such event"));
+    // One core type alone: perf's names, no type.
+    const auto p = archpmu::tool::detailed_events(1, {cpu(0, kAlderLake, CoreType::core)}, true);
+    CHECK(p[1].name == "L1-dcache-load-misses");
+    REQUIRE(p[1].spec);
+    CHECK(p[1].spec->flags == 0);
 }
 
 TEST_CASE("stat -d: <not supported> rows among the counts, miss ratios by name", "[stat][detailed]")
@@ -230,4 +270,49 @@ TEST_CASE("a CPU's family and model as the SDM displays them", "[stat][detailed]
     CHECK(cpu(0, 0x00000f48).family() == 15);
     CHECK(cpu(0, 0x00010552).model() == 0x05);
     CHECK(cpu(0, 0).family() == 0);
+}
+
+TEST_CASE(
+    "stat -d on a hybrid part: a core type's event has its type's line only, and its "
+    "type's ratio",
+    "[stat][detailed][core-type]")
+{
+    const uint32_t on_core = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_CORE);
+    const uint32_t on_atom = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_ATOM);
+    archpmu::StatTotals t;
+    t.events = {event("dTLB-loads", 0x81d0), event("dTLB-loads", 0x81d0),
+                event("dTLB-load-misses", 0xe12), event("dTLB-load-misses", 0xe08)};
+    t.events[0].flags = t.events[2].flags = on_core;
+    t.events[1].flags = t.events[3].flags = on_atom;
+    t.counters = {0, 1, 2, 3};
+    t.cpus = {0, 1};
+    t.elapsed_ns = 1000000000;
+    t.per_cpu = {{400, 0}, {0, 200}, {8, 0}, {0, 20}};
+    t.absent = {{false, true}, {true, false}, {false, true}, {true, false}};
+    t.offline = {false, false};
+    t.multiplexed = std::vector<bool>(4, false);
+    t.crowded_out.resize(4);
+    t.enabled_ns = t.running_ns = {{5, 0}, {0, 5}, {5, 0}, {0, 5}};
+    archpmu::StatFormat f;
+    f.core_types = {{0, "core"}, {1, "atom"}};
+    f.style = archpmu::StatFormat::Style::csv;
+    f.separator = ",";
+    CHECK(archpmu::stat_csv(t, f) ==
+          "400,,cpu_core/dTLB-loads/,5,100.00,,,gp0\n"
+          "200,,cpu_atom/dTLB-loads/,5,100.00,,,gp1\n"
+          "8,,cpu_core/dTLB-load-misses/,5,100.00,2.00,of all dTLB cache accesses,gp2\n"
+          "20,,cpu_atom/dTLB-load-misses/,5,100.00,10.00,of all dTLB cache accesses,gp3\n");
+    // Per CPU (-A): each CPU's own type's events.
+    f.per_cpu = true;
+    CHECK(archpmu::stat_csv(t, f) ==
+          "CPU0,400,,dTLB-loads,5,100.00,,,gp0\n"
+          "CPU1,200,,dTLB-loads,5,100.00,,,gp1\n"
+          "CPU0,8,,dTLB-load-misses,5,100.00,2.00,of all dTLB cache accesses,gp2\n"
+          "CPU1,20,,dTLB-load-misses,5,100.00,10.00,of all dTLB cache accesses,gp3\n");
+    f.per_cpu = false;
+    f.style = archpmu::StatFormat::Style::json;
+    const auto doc = nlohmann::json::parse(archpmu::stat_json(t, f));
+    CHECK(doc["events"][1]["core_type"] == "atom");
+    CHECK(doc["events"][1]["per_core_type"]["core"].is_null());
+    CHECK(doc["events"][1]["per_core_type"]["atom"] == 200);
 }

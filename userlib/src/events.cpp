@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <optional>
 #include <system_error>
 
 #include "archpmu.h"
@@ -220,6 +221,52 @@ std::uint64_t parse_cpu_terms(std::string_view whole, std::size_t open, std::siz
     return config;
 }
 
+// perf's PMUs of a hybrid part's core types, as the prefix of an event for one.
+constexpr std::array<std::pair<std::string_view, std::uint32_t>, 2> kHybridPmus = {{
+    {"cpu_core/", ARCHPMU_CORE_TYPE_CORE},
+    {"cpu_atom/", ARCHPMU_CORE_TYPE_ATOM},
+}};
+
+std::optional<std::string_view> hybrid_pmu(std::string_view text)
+{
+    for (const auto& [prefix, type] : kHybridPmus)
+        if (lower(text.substr(0, prefix.size())) == prefix)
+            return prefix;
+    return std::nullopt;
+}
+
+// cpu_core/TERMS/ or cpu_core/NAME/ (perf's forms; cpu_atom alike): the event,
+// for that core type only.
+std::uint64_t parse_hybrid_event(std::string_view text, std::string_view prefix, EventSpec& spec)
+{
+    const std::size_t open = prefix.size();
+    const std::size_t close = text.find('/', open);
+    const std::string_view pmu = prefix.substr(0, prefix.size() - 1);
+    if (close == std::string_view::npos)
+        bad(text, open - 1, text.size() - open + 1, std::string(pmu) + "/ without its closing '/'");
+    for (const auto& [p, type] : kHybridPmus)
+        if (p == prefix)
+            spec.flags |= ARCHPMU_EVENT_ON_CORE_TYPE(type);
+    const std::string_view inner = text.substr(open, close - open);
+    if (inner.find('=') != std::string_view::npos)
+        return parse_cpu_terms(text, open, close, spec);
+    if (inner.empty() || inner.find_first_of(":@") != std::string_view::npos)
+        bad(text, open, std::max<std::size_t>(inner.size(), 1),
+            "give " + std::string(pmu) +
+                "/ an event name or event=,umask= terms; modifiers "
+                "go after its closing '/'");
+    try {
+        const EventSpec named = parse_event(inner);
+        spec.flags |= named.flags;
+        return named.config;
+    } catch (const Error&) {
+        bad(text, open, inner.size(),
+            "unknown event '" + std::string(inner) +
+                "' (try cycles, instructions or event=0xc0,umask=0; 'archpmu list' names the "
+                "events of this CPU)");
+    }
+}
+
 void apply_counter_choice(std::string_view whole, std::size_t at, std::string_view choice,
                           EventSpec& spec)
 {
@@ -333,6 +380,11 @@ std::size_t parse_group(std::string_view text, std::size_t open, std::vector<Eve
         if (out[e].flags & ARCHPMU_EVENT_NO_ROTATE)
             bad(text, open, close + 1 - open,
                 "'" + out[e].name + "': D pins a whole group: write {a,b}:D");
+        if ((out[e].flags ^ out[first].flags) & ARCHPMU_EVENT_CORE_TYPE)
+            bad(text, open, close + 1 - open,
+                "'" + out[e].name +
+                    "': a group's events are all for one core type (all "
+                    "cpu_core/.../, all cpu_atom/.../ or none)");
         out[e].flags |= ARCHPMU_EVENT_GROUP;
     }
     const std::size_t end = std::min(text.find(',', close), text.size());
@@ -363,7 +415,10 @@ EventSpec parse_event(std::string_view text)
         bad(text, 0, 1, "empty event");
 
     std::size_t rest = 0;  // where modifiers may start
-    if (lower(text.substr(0, 4)) == "cpu/") {
+    if (const auto hybrid = hybrid_pmu(text)) {
+        spec.config = parse_hybrid_event(text, *hybrid, spec);
+        rest = text.find('/', hybrid->size()) + 1;
+    } else if (lower(text.substr(0, 4)) == "cpu/") {
         const std::size_t close = text.find('/', 4);
         if (close == std::string_view::npos)
             bad(text, 3, text.size() - 3, "cpu/ without its closing '/'");

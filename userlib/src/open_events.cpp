@@ -3,6 +3,8 @@
 // perf's event tables allow each model-specific event on.
 #include <sys/ioctl.h>
 
+#include <cerrno>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -38,13 +40,18 @@ std::set<std::pair<std::uint32_t, CoreType>> cpu_kinds(int fd, std::vector<std::
     return kinds;
 }
 
-// The GP counters an event may use on every kind of CPU (where they have none in
-// common, on either): 0 when none restricts it.
-std::uint32_t gp_mask(const std::set<std::pair<std::uint32_t, CoreType>>& kinds, std::uint32_t code)
+// The GP counters an event may use on every kind of CPU it counts on (where they
+// have none in common, on either): 0 when none restricts it.
+std::uint32_t gp_mask(const std::set<std::pair<std::uint32_t, CoreType>>& kinds,
+                      const archpmu_event& ev)
 {
+    const std::uint32_t code = ev.config & 0xffff;
+    const auto only = event_core_type(ev.flags);
     std::uint32_t common = ~0U;
     std::uint32_t either = 0;
     for (const auto& [signature, type] : kinds) {
+        if (only && type != *only)
+            continue;
         const std::uint32_t m = gp_counter_constraint(signature, type, code);
         common &= m ? m : ~0U;
         either |= m ? m : ~0U;
@@ -66,13 +73,17 @@ std::vector<archpmu_event> module_events(int device_fd, std::uint64_t caps,
         evs[i].flags = events[i].flags;
         evs[i].counter = events[i].counter;
         model_specific = model_specific || !is_arch_event_encoding(events[i].config);
+        if ((evs[i].flags & ARCHPMU_EVENT_CORE_TYPE) && !(caps & ARCHPMU_CAP_CORE_TYPE))
+            throw Error(EOPNOTSUPP, "'" + events[i].name +
+                                        "': an event for one core type needs a newer "
+                                        "archpmu module (ARCHPMU_CAP_CORE_TYPE)");
     }
     if (!(caps & ARCHPMU_CAP_COUNTER_MASK) || !model_specific)
         return evs;
     const auto kinds = cpu_kinds(device_fd, cpus);
     for (auto& e : evs)
         if (!(e.flags & ARCHPMU_EVENT_GP_MASK))
-            e.flags |= ARCHPMU_EVENT_GP_COUNTERS(gp_mask(kinds, e.config & 0xffff));
+            e.flags |= ARCHPMU_EVENT_GP_COUNTERS(gp_mask(kinds, e));
     return evs;
 }
 

@@ -52,6 +52,20 @@ std::string_view to_string(Backend backend)
     return "unknown";
 }
 
+std::optional<CoreType> event_core_type(std::uint32_t event_flags)
+{
+    switch ((event_flags & ARCHPMU_EVENT_CORE_TYPE) >> ARCHPMU_EVENT_CORE_TYPE_SHIFT) {
+        case 0:
+            return std::nullopt;
+        case ARCHPMU_CORE_TYPE_CORE:
+            return CoreType::core;
+        case ARCHPMU_CORE_TYPE_ATOM:
+            return CoreType::atom;
+        default:
+            return CoreType::unknown;
+    }
+}
+
 std::string_view to_string(CoreType type)
 {
     switch (type) {

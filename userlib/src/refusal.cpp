@@ -2,6 +2,7 @@
 // Why the module refused a session: its errno, the event and CPU it names, and
 // who holds the counters, in words that say what to do.
 #include <cerrno>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "archpmu/error.hpp"
 #include "archpmu/events.hpp"
 #include "archpmu/netlink.hpp"
+#include "archpmu/pmu.hpp"
 #include "archpmu/regs.hpp"
 #include "archpmu/session.hpp"
 #include "session_detail.hpp"
@@ -106,6 +108,16 @@ std::string open_refusal(int err, const archpmu_count_open& cmd, const std::stri
     const std::uint32_t umask = ev_info ? (ev_info->config >> 8) & 0xff : 0;
     const bool metric = ev_info && (ev_info->config & 0xff) == 0 && umask >= ARCHPMU_METRIC_UMASK &&
                         umask < ARCHPMU_METRIC_UMASK + ARCHPMU_NR_METRICS;
+    if (const auto type = ev_info ? event_core_type(ev_info->flags) : std::nullopt) {
+        const std::string pmu = "cpu_" + std::string(to_string(*type));
+        if (err == ENOENT && cpu == ~0U)
+            return ev + " counts on " + pmu + " CPUs only, and the session has none ('archpmu " +
+                   "info' shows each CPU's core type)";
+        if (err == EOPNOTSUPP)
+            return ev + " is for one core type (" + pmu + "): it counts, it does not sample";
+        if (err == EINVAL && (ev_info->flags & ARCHPMU_EVENT_GROUP))
+            return ev + ": a group's events must all be for its leader's core type";
+    }
     if (metric && err == EINVAL)
         return ev +
                " is a top-down metric event: it counts only in a group led by slots with "

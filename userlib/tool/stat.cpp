@@ -175,12 +175,13 @@ std::vector<CpuInfo> counted_cpus(const StatOptions& opts, const Device& device)
 
 // -d: perf's detailed events after the others, each opened or shown <not supported>
 // (why, on stderr, once per reason).
-void add_detailed(StatPlan& plan, unsigned level, const std::vector<CpuInfo>& cpus)
+void add_detailed(StatPlan& plan, unsigned level, const std::vector<CpuInfo>& cpus,
+                  bool by_core_type)
 {
     plan.rows = plan.events;
     plan.opened.assign(plan.rows.size(), true);
     std::vector<std::pair<std::string, std::string>> why;  // reason, names
-    for (auto& d : detailed_events(level, cpus)) {
+    for (auto& d : detailed_events(level, cpus, by_core_type)) {
         if (d.spec) {
             plan.events.push_back(*d.spec);
             plan.rows.push_back(*d.spec);
@@ -189,14 +190,18 @@ void add_detailed(StatPlan& plan, unsigned level, const std::vector<CpuInfo>& cp
         }
         EventSpec row;
         row.name = d.name;
+        row.flags = d.flags;
         plan.rows.push_back(row);
         plan.opened.push_back(false);
+        const auto type = event_core_type(d.flags);
+        const std::string shown =
+            type ? "cpu_" + std::string(to_string(*type)) + "/" + d.name + "/" : d.name;
         auto same =
             std::find_if(why.begin(), why.end(), [&](const auto& w) { return w.first == d.why; });
         if (same == why.end())
-            why.emplace_back(d.why, d.name);
+            why.emplace_back(d.why, shown);
         else
-            same->second += ", " + d.name;
+            same->second += ", " + shown;
     }
     for (const auto& [reason, names] : why)
         std::cerr << "archpmu stat: not supported: " << names << ": " << reason << "\n";
@@ -237,7 +242,8 @@ StatPlan plan_of(const StatOptions& opts)
         plan.events = topdown_events(cpus, fmt.topdown_level);
     }
     if (opts.detailed)
-        add_detailed(plan, opts.detailed, counted_cpus(opts, device));
+        add_detailed(plan, opts.detailed, counted_cpus(opts, device),
+                     (info.capabilities & ARCHPMU_CAP_CORE_TYPE) != 0);
     if (info.privilege == Privilege::own_user && !opts.system_wide) {
         plan.events = user_mode_named(plan.events);
         // The rows' names as the events' (a <not supported> row has no mode to add).

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <iterator>
+#include <utility>
 
 #include "archpmu.h"
 
@@ -65,49 +66,79 @@ const CacheRow* find_row(const CpuInfo& cpu)
 
 }  // namespace
 
-std::vector<DetailedEvent> detailed_events(unsigned level, const std::vector<CpuInfo>& cpus)
+namespace {
+
+// Detailed event `i` as `name` on `cpus`, or why it is not supported there.
+DetailedEvent resolve(std::size_t i, std::string name, const std::vector<CpuInfo>& cpus)
+{
+    DetailedEvent ev;
+    ev.name = std::move(name);
+    std::int64_t encoding = 0;
+    bool first = true;
+    bool unknown = false;
+    for (const auto& cpu : cpus) {
+        const CacheRow* row = find_row(cpu);
+        std::int64_t here = row ? row->encodings[i] : 0;
+        here = here == kInvalid ? 0 : here;  // both are perf's <not supported>
+        unknown = unknown || cpu.cpuid_01_eax == 0;
+        if (first) {
+            encoding = here;
+            first = false;
+        } else if (here != encoding) {
+            ev.why = "its encoding differs between the CPUs counted (CPU " +
+                     std::to_string(cpu.cpu) +
+                     "'s core type); count one core type's CPUs system-wide with -C, or load "
+                     "a newer module (ARCHPMU_CAP_CORE_TYPE)";
+            return ev;
+        }
+    }
+    if (encoding == kOffcore)
+        ev.why =
+            "it needs OFFCORE_RSP (OMR on the newest parts), a model-specific MSR "
+            "archpmu does not program";
+    else if (encoding == 0 && unknown)
+        ev.why = "the module does not report the CPU model (CPUID.1:EAX): update it";
+    else if (encoding == 0)
+        ev.why = "the CPU model has no such event (perf says <not supported> too)";
+    if (ev.why.empty()) {
+        EventSpec spec;
+        spec.name = ev.name;
+        spec.config = static_cast<std::uint64_t>(encoding);
+        ev.spec = spec;
+    }
+    return ev;
+}
+
+}  // namespace
+
+std::vector<DetailedEvent> detailed_events(unsigned level, const std::vector<CpuInfo>& cpus,
+                                           bool by_core_type)
 {
     const std::size_t end = kLevelEnd[level < 3 ? level : 3];
+    // A hybrid part's core types counted together: an event per core type, as perf's
+    // cpu_core/.../ and cpu_atom/.../, where the module can keep one to its type.
+    std::vector<CpuInfo> core;
+    std::vector<CpuInfo> atom;
+    for (const auto& cpu : cpus)
+        (cpu.core_type == CoreType::atom ? atom : core).push_back(cpu);
+    const bool split = by_core_type && !atom.empty() && !core.empty() &&
+                       std::all_of(core.begin(), core.end(),
+                                   [](const CpuInfo& c) { return c.core_type == CoreType::core; });
     std::vector<DetailedEvent> out;
     for (std::size_t i = 0; i < end; ++i) {
-        DetailedEvent ev;
-        ev.name = std::string(kNames[i]);
-        std::int64_t encoding = 0;
-        bool first = true;
-        bool unknown = false;
-        for (const auto& cpu : cpus) {
-            const CacheRow* row = find_row(cpu);
-            std::int64_t here = row ? row->encodings[i] : 0;
-            here = here == kInvalid ? 0 : here;  // both are perf's <not supported>
-            unknown = unknown || cpu.cpuid_01_eax == 0;
-            if (first) {
-                encoding = here;
-                first = false;
-            } else if (here != encoding) {
-                ev.why = "its encoding differs between the CPUs counted (CPU " +
-                         std::to_string(cpu.cpu) +
-                         "'s core type); count one core type's CPUs system-wide with -C";
-                encoding = 0;
-                break;
-            }
+        const std::string name(kNames[i]);
+        if (!split) {
+            out.push_back(resolve(i, name, cpus));
+            continue;
         }
-        if (ev.why.empty()) {
-            if (encoding == kOffcore)
-                ev.why =
-                    "it needs OFFCORE_RSP (OMR on the newest parts), a model-specific MSR "
-                    "archpmu does not program";
-            else if (encoding == 0 && unknown)
-                ev.why = "the module does not report the CPU model (CPUID.1:EAX): update it";
-            else if (encoding == 0)
-                ev.why = "the CPU model has no such event (perf says <not supported> too)";
+        for (const auto& [type, of] :
+             {std::pair{ARCHPMU_CORE_TYPE_CORE, &core}, std::pair{ARCHPMU_CORE_TYPE_ATOM, &atom}}) {
+            auto ev = resolve(i, name, *of);
+            ev.flags = ARCHPMU_EVENT_ON_CORE_TYPE(type);
+            if (ev.spec)
+                ev.spec->flags |= ev.flags;
+            out.push_back(std::move(ev));
         }
-        if (ev.why.empty()) {
-            EventSpec spec;
-            spec.name = ev.name;
-            spec.config = static_cast<std::uint64_t>(encoding);
-            ev.spec = spec;
-        }
-        out.push_back(std::move(ev));
     }
     return out;
 }

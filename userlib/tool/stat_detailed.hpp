@@ -4,6 +4,7 @@
 // generic cache events.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@ struct DetailedEvent {
     std::string name;               // "L1-dcache-loads"
     std::optional<EventSpec> spec;  // empty: not supported
     std::string why;                // empty, or why not supported
+    std::uint32_t flags = 0;        // ARCHPMU_EVENT_ON_CORE_TYPE: one core type's event
 };
 
 // perf 6.1's events of `level` (1: -d, 2: -dd, 3 and more: -ddd), in perf's order,
@@ -28,8 +30,11 @@ struct DetailedEvent {
 // a CPU's model (or no table: that model's perf has none either), where the
 // encoding needs OFFCORE_RSP (an MSR outside the architectural PMU, which archpmu never
 // writes), or where CPUs that are counted together encode it differently (the P- and
-// E-cores of a hybrid part).
-std::vector<DetailedEvent> detailed_events(unsigned level, const std::vector<CpuInfo>& cpus);
+// E-cores of a hybrid part). With `by_core_type` (a module with ARCHPMU_CAP_CORE_TYPE),
+// a hybrid part's P- and E-cores counted together get an event each, for its core type
+// (perf's cpu_core/L1-dcache-loads/ and cpu_atom/L1-dcache-loads/), P-cores first.
+std::vector<DetailedEvent> detailed_events(unsigned level, const std::vector<CpuInfo>& cpus,
+                                           bool by_core_type);
 
 // The report's rows: `rows`, of which those `opened` are t's events, in order; the
 // others are perf's <not supported> rows (absent on every CPU, never counted). rows
@@ -37,7 +42,7 @@ std::vector<DetailedEvent> detailed_events(unsigned level, const std::vector<Cpu
 StatTotals with_unopened_rows(const StatTotals& t, const std::vector<EventSpec>& rows,
                               const std::vector<bool>& opened);
 
-// One of perf's detailed events' names ("dTLB-loads"), without modifiers.
+// One of perf's detailed events' names ("dTLB-loads"), without modifiers or PMU.
 bool detailed_event_name(std::string_view name);
 
 // "Linux 7.3.4": the kernel whose tables these are.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -95,6 +96,20 @@ bool counted(const StatTotals& t, std::size_t e, const Scope& sc)
     return !absent(t, e, sc) && !never_on_pmu(t, e, sc);
 }
 
+// An event for one core type (perf's cpu_core/.../) has no line for the other's CPUs.
+bool other_types_line(const StatTotals& t, const StatFormat& f, std::size_t e, const Scope& sc)
+{
+    const auto type = event_core_type(t.events[e].flags);
+    if (!type)
+        return false;
+    std::string_view line_type = sc.core_type;
+    if (sc.one_cpu) {
+        const auto it = f.core_types.find(t.cpus[sc.cpus[0]]);
+        line_type = it == f.core_types.end() ? std::string_view() : it->second;
+    }
+    return !line_type.empty() && line_type != to_string(*type);
+}
+
 // The event's name on a line: for one core type's sum perf's cpu_core/NAME/MODS
 // (cpu_atom/branches/u; cpu/event=.../ becomes cpu_atom/event=.../).
 std::string event_name(const StatTotals& t, std::size_t e, const Scope& sc)
@@ -132,6 +147,22 @@ struct Metric {
     std::string human;  // "#  1.23 insn per cycle"
 };
 
+// "cpu_atom/dTLB-loads/:u" is dTLB-loads of perf's PMU cpu_atom (a hybrid part's core
+// type) with the modifiers ":u"; "dTLB-loads:u" has no PMU.
+std::tuple<std::string_view, std::string_view, std::string_view> split_event_name(
+    std::string_view full)
+{
+    for (const std::string_view pmu : {"cpu_core/", "cpu_atom/"}) {
+        const std::size_t close = full.find('/', pmu.size());
+        if (full.substr(0, pmu.size()) == pmu && close != std::string_view::npos)
+            return {full.substr(0, pmu.size() - 1), full.substr(pmu.size(), close - pmu.size()),
+                    full.substr(close + 1)};
+    }
+    const std::size_t colon = full.find(':');
+    return {std::string_view(), full.substr(0, colon),
+            colon == std::string_view::npos ? std::string_view() : full.substr(colon)};
+}
+
 Metric metric_of(const StatTotals& t, std::size_t e, const Scope& c)
 {
     // As perf 6.1's stat-shadow.c: IPC needs cycles that counted; the miss ratios
@@ -162,23 +193,16 @@ Metric metric_of(const StatTotals& t, std::size_t e, const Scope& c)
         {"dTLB-load-misses", "dTLB-loads", "of all dTLB cache accesses"},
         {"iTLB-load-misses", "iTLB-loads", "of all iTLB cache accesses"},
     };
-    // "dTLB-loads:u" is dTLB-loads with the modifiers ":u".
-    const auto split = [](const std::string& name) {
-        const std::size_t colon = name.find(':');
-        return std::pair{
-            std::string_view(name).substr(0, colon),
-            colon == std::string::npos ? std::string_view() : std::string_view(name).substr(colon)};
-    };
-    const auto parts = split(t.events[e].name);
-    const std::string_view name = parts.first;
-    const std::string_view mods = parts.second;
+    const auto [pmu, name, mods] = split_event_name(t.events[e].name);
     Metric m;
     for (const auto& s : kNamedShadows) {
         if (name != s.name)
             continue;
         m.unit = s.unit;
+        // The loads of the same core type (by name or flags) and modifiers.
         const auto base = std::find_if(t.events.begin(), t.events.end(), [&](const EventSpec& ev) {
-            return split(ev.name) == std::pair{s.base, mods};
+            return split_event_name(ev.name) == std::tuple{pmu, s.base, mods} &&
+                   event_core_type(ev.flags) == event_core_type(t.events[e].flags);
         });
         if (base == t.events.end())
             return m;
@@ -308,6 +332,8 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         const std::string counter = counter_label(t, e);
         for (const Scope& c : stat_scopes(t, f)) {
+            if (other_types_line(t, f, e, c))
+                continue;
             fmt::format_to(it, "{}", prefix);
             if (c.one_cpu)
                 fmt::format_to(it, "{:<14}",
@@ -350,6 +376,8 @@ std::string stat_csv(const StatTotals& t, const StatFormat& f)
     const std::string& s = f.separator;
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         for (const Scope& c : stat_scopes(t, f)) {
+            if (other_types_line(t, f, e, c))
+                continue;
             if (f.interval_ns >= 0)
                 fmt::format_to(it, "{}{}", stat_interval_stamp(f.interval_ns), s);
             if (c.one_cpu)
@@ -374,6 +402,8 @@ std::string stat_json_lines(const StatTotals& t, const StatFormat& f)
     auto it = std::back_inserter(out);
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         for (const Scope& c : stat_scopes(t, f)) {
+            if (other_types_line(t, f, e, c))
+                continue;
             if (f.interval_ns >= 0)
                 fmt::format_to(it, "{{\"interval\" : {}.{:09}, ", f.interval_ns / 1000000000,
                                f.interval_ns % 1000000000);
@@ -418,6 +448,8 @@ std::string stat_json(const StatTotals& t, const StatFormat& f)
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         nlohmann::ordered_json j;
         j["name"] = t.events[e].name;
+        if (const auto type = event_core_type(t.events[e].flags))
+            j["core_type"] = to_string(*type);
         // An event no CPU has (perf's <not supported> everywhere) has no value.
         const bool supported = !absent(t, e, whole(t));
         j["config"] =

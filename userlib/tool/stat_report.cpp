@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "archpmu.h"
+
 namespace archpmu {
 std::uint64_t StatTotals::total(std::size_t event) const
 {
@@ -91,6 +93,10 @@ StatTotals stat_totals_of(const std::vector<EventSpec>& events,
             if (v.crowded_out)
                 t.crowded_out[e].push_back(v.cpu);
             t.absent[e][c] = v.absent;
+            // The open names the first CPU's counter: an event for another core type
+            // has none there, so a CPU where it counts names it.
+            if (t.counters.at(e) == ARCHPMU_NO_COUNTER && !v.absent && !v.multiplexed)
+                t.counters[e] = v.counter;
         }
     }
     return t;

@@ -24,7 +24,8 @@ struct SampleSpec {
 struct EventSpec {
     std::string name;           // as the user wrote it
     std::uint64_t config = 0;   // event | umask << 8 | USR, OS, edge, INV, CMASK, AnyThread
-    std::uint32_t flags = 0;    // ARCHPMU_EVENT_* (GP only, pinned, raw, group, no rotate)
+    std::uint32_t flags = 0;    // ARCHPMU_EVENT_* (GP only, pinned, raw, group, no rotate,
+                                // core type)
     std::uint32_t counter = 0;  // with ARCHPMU_EVENT_PIN: GP i, or ARCHPMU_COUNTER_FIXED | j
     SampleSpec sample;          // used by a session with rings only
 
@@ -41,6 +42,9 @@ struct EventSpec {
 //            BR_INST_RETIRED.ALL_BRANCHES, BR_MISP_RETIRED.ALL_BRANCHES, TOPDOWN.SLOTS
 //   raw:     r<hex> (the PERFEVTSEL image: r00c0 is C0H/00H) and
 //            cpu/event=0xc0,umask=0x00,cmask=1,inv,edge,any/ (each term at most once)
+//   hybrid:  cpu_core/TERMS/ or cpu_core/NAME/ (cpu_atom alike, perf's PMUs of a hybrid
+//            part): the event counts on that core type only and is absent on the other
+//            (ARCHPMU_EVENT_CORE_TYPE; a module with ARCHPMU_CAP_CORE_TYPE)
 //   then:    modifiers :u (user only), :k (kernel only), :D (pinned: never
 //            multiplexed out, perf's D), and a counter choice
 //            @gp (GP counters only), @gp3 (GP counter 3), @fixed0 (fixed counter 0)

@@ -20,6 +20,9 @@ enum class Privilege { none, own_user, all };
 std::string_view to_string(Backend backend);
 // "core", "atom", or "none"/"unknown".
 std::string_view to_string(CoreType type);
+// The core type an event is for (ARCHPMU_EVENT_CORE_TYPE in EventSpec::flags, perf's
+// cpu_core/.../ and cpu_atom/.../), or nullopt: every CPU.
+std::optional<CoreType> event_core_type(std::uint32_t event_flags);
 // "off", "own-user" or "all", as the module parameter unprivileged says them.
 std::string_view to_string(Privilege privilege);
 

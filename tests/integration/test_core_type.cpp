@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+// Events for one core type (ARCHPMU_EVENT_CORE_TYPE, perf's cpu_core/.../ and
+// cpu_atom/.../) on the Arrow Lake impersonation (CPU 0 a P-core, CPU 1 an E-core):
+// each counts on its type only, exactly, unscaled, in CPU and task sessions, with and
+// without multiplexing; the refusals say why.
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <string>
+
+#include "archpmu.h"
+#include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/sampling.hpp"
+#include "archpmu/session.hpp"
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+using archpmu::Session;
+
+namespace {
+
+// MEM_LOAD_RETIRED.L3_MISS-like encodings that differ per core type, as the kernel's
+// cache tables have them on hybrid parts; plain r08d1 counts on both.
+constexpr const char* kEvents =
+    "cpu_core/event=0xd1,umask=0x08/,cpu_atom/event=0xd1,umask=0x40/,r08d1";
+
+std::string arrow_lake()
+{
+    return "model_rate_percent=0 " + dump_params("GenuineIntel00C0662_ArrowLake_07.txt");
+}
+
+// 100 of 08D1H on the P-core; 30 of 40D1H and 7 of 08D1H on the E-core.
+void check_counts(const archpmu::Results& r)
+{
+    REQUIRE(r.events.size() == 3);
+    CHECK(r.events[0].value == 100);
+    CHECK(r.events[0].scaled() == 100);
+    CHECK(r.events[1].value == 30);
+    CHECK(r.events[1].scaled() == 30);
+    CHECK(r.events[2].value == 107);
+    for (std::size_t e = 0; e < 3; ++e)
+        CHECK_FALSE(r.events[e].absent);  // each counts somewhere
+    // Per CPU: absent on the other type, with no counter and no time.
+    for (const auto& v : r.events[0].per_cpu) {
+        INFO("cpu " << v.cpu);
+        CHECK(v.absent == (v.cpu == 1));
+        if (v.absent) {
+            CHECK(v.counter == ARCHPMU_NO_COUNTER);
+            CHECK(v.time_enabled_ns == 0);
+            CHECK(v.time_running_ns == 0);
+        }
+    }
+    for (const auto& v : r.events[1].per_cpu)
+        CHECK(v.absent == (v.cpu == 0));
+}
+
+int open_errno(const std::string& list, const archpmu::SessionOptions& opts, std::string* why)
+{
+    try {
+        Session s(archpmu::parse_event_list(list), opts);
+        return 0;
+    } catch (const archpmu::Error& e) {
+        *why = e.what();
+        return e.code().value();
+    }
+}
+
+}  // namespace
+
+TEST_CASE("cpu_core and cpu_atom events count on their core type only, on CPUs",
+          "[core-type][hybrid]")
+{
+    LoadedModule module(arrow_lake());
+    for (const auto mux : {Mux::off, Mux::on}) {
+        INFO("multiplexing " << (mux == Mux::on));
+        Session s(archpmu::parse_event_list(kEvents), on_cpus({0, 1}, mux));
+        s.start();
+        inject_events(0, 0x08d1, 100);
+        inject_events(1, 0x40d1, 30);
+        inject_events(1, 0x08d1, 7);
+        check_counts(s.results());
+    }
+}
+
+TEST_CASE("cpu_core and cpu_atom events follow a task onto their core type only",
+          "[core-type][hybrid][task]")
+{
+    LoadedModule module(arrow_lake());
+    archpmu::TaskScope self;
+    self.kind = archpmu::TaskScope::Kind::thread;
+    self.inherit = false;
+    {
+        Session s(archpmu::parse_event_list(kEvents), on_task(self));
+        s.start();
+        pin_to(0);
+        inject_here(0x08d1, 100);
+        pin_to(1);
+        inject_here(0x40d1, 30);
+        inject_here(0x08d1, 7);
+        // Not the task's: on CPU 0 while it runs on CPU 1.
+        inject_events(0, 0x08d1, 1000);
+        s.stop();
+        check_counts(s.results());
+    }
+    unpin();
+}
+
+TEST_CASE("an event for a core type no CPU of the session has is refused, saying so",
+          "[core-type][hybrid]")
+{
+    std::string why;
+    {
+        LoadedModule module(arrow_lake());
+        CHECK(open_errno("cpu_atom/event=0xd1,umask=0x40/", on_cpus({0}), &why) == ENOENT);
+        CHECK_THAT(why, Catch::Contains("counts on cpu_atom CPUs only, and the session has none"));
+        CHECK(open_errno("cpu_core/cycles/", on_cpus({1}, Mux::on), &why) == ENOENT);
+        // Sampling does not take them yet.
+        archpmu::SessionOptions sampling = on_cpus({0, 1});
+        sampling.sampling = archpmu::SamplingOptions{};
+        auto events = archpmu::parse_event_list("cpu_core/cycles/");
+        events[0].sample.period = 100000;
+        try {
+            Session s(events, sampling);
+            FAIL("a sampling session took an event for one core type");
+        } catch (const archpmu::Error& e) {
+            CHECK(e.code().value() == EOPNOTSUPP);
+            CHECK_THAT(e.what(), Catch::Contains("is for one core type (cpu_core): it counts, "
+                                                 "it does not sample"));
+        }
+    }
+    // A part without core types has neither.
+    LoadedModule module("model_rate_percent=0 " + dump_params("GenuineIntel00506E3_Skylake.txt"));
+    CHECK(open_errno("cpu_core/cycles/", on_cpus({}), &why) == ENOENT);
+    CHECK_THAT(why, Catch::Contains("counts on cpu_core CPUs only"));
+}
