@@ -58,7 +58,7 @@
 #define ARCHPMU_CAP_CALLCHAIN	0x10000ULL /* ARCHPMU_SAMPLE_CALLCHAIN */
 #define ARCHPMU_CAP_USER_STACK	0x20000ULL /* ARCHPMU_SAMPLE_USER_STACK, stack_user */
 #define ARCHPMU_CAP_PERF_METRICS 0x40000ULL /* top-down metric events (see below) */
-#define ARCHPMU_CAP_CORE_TYPE	0x80000ULL /* ARCHPMU_EVENT_CORE_TYPE: an event for one core type */
+#define ARCHPMU_CAP_CORE_TYPE	0x80000ULL /* ARCHPMU_EVENT_CORE_TYPE: one core type's event */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -472,14 +472,18 @@ struct archpmu_cpu_info {
 #define ARCHPMU_COUNTER_FIXED	0x100U
 /* PERF_METRICS' field i: a top-down metric event (see above). */
 #define ARCHPMU_COUNTER_METRICS	0x200U
-/* No counter: the event is multiplexed off the PMU (archpmu_count_value.counter). */
+/*
+ * No counter (archpmu_count_value.counter): the event is multiplexed off the
+ * PMU, or absent on the CPU (ARCHPMU_VALUE_ABSENT).
+ */
 #define ARCHPMU_NO_COUNTER	0xffffffffU
 
 struct archpmu_event {
 	__u64 config;		/* in: IA32_PERFEVTSELx image (see above) */
 	__u32 flags;		/* in: ARCHPMU_EVENT_* */
 	__u32 counter;		/* in with PIN; out: the counter used on the first CPU
-				 * (ARCHPMU_NO_COUNTER: multiplexed off the PMU)
+				 * (ARCHPMU_NO_COUNTER: multiplexed off the PMU, or
+				 * absent there)
 				 */
 };
 

@@ -445,8 +445,9 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd,
 								    &vals[n].time_running);
 			}
 			/*
-			 * Absent: a task's time here counts against it; a CPU's does
-			 * not, nor any for an event of another core type.
+			 * Absent: a task's time here counts against it (the scaling then
+			 * estimates what it missed); a CPU's does not. An event for
+			 * another core type misses nothing here: no time, no scaling.
 			 */
 			if (c->absent & BIT_ULL(e) &&
 			    (!cl->scope || archpmu_event_elsewhere(&c->desc, &cl->ev[e]))) {

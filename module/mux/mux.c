@@ -295,10 +295,16 @@ static int mux_check(struct archpmu_claims *cl, struct archpmu_count_open *out)
 				break;
 		if (i < cl->nr_cpus || !cl->nr_cpus)
 			continue;
-		e = __ffs64(cl->cpus[0].absent & group);
+		/* On a CPU of its core type, why it lacks it; else none is of that type. */
+		for (i = 0; i < cl->nr_cpus; i++)
+			if (!archpmu_event_elsewhere(&cl->cpus[i].desc, &cl->ev[lead]))
+				break;
+		e = __ffs64(cl->cpus[i < cl->nr_cpus ? i : 0].absent & group);
 		out->bad_event = e;
-		out->bad_cpu = cl->cpus[0].cpu;
-		return archpmu_check_event(&cl->cpus[0].desc, &cl->ev[e]) ?: -ENOENT;
+		out->bad_cpu = i < cl->nr_cpus ? cl->cpus[i].cpu : ~0U;
+		if (i == cl->nr_cpus)
+			return -ENOENT;
+		return archpmu_check_event(&cl->cpus[i].desc, &cl->ev[e]) ?: -ENOENT;
 	}
 	return 0;
 }

@@ -83,7 +83,8 @@ int archpmu_mux_plan(struct archpmu_mux_scratch *s, const struct archpmu_pmu_des
 		counters[k] = ~0U;
 	for (lead = 0; lead < n; lead = end) {
 		end = archpmu_group_end(ev, n, lead);
-		if (!archpmu_group_stays(ev, n, lead))
+		/* A group for another core type (all its events are) has no counter here. */
+		if (!archpmu_group_stays(ev, n, lead) || archpmu_event_elsewhere(d, &ev[lead]))
 			continue;
 		/* Never rotated out where the CPU lacks it: it could never count. */
 		for (k = lead; k < end; k++) {

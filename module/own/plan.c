@@ -68,6 +68,18 @@ static void name_holder(struct archpmu_claims *cl, const struct archpmu_claim *c
 	memcpy(r->holder_comm, holder->comm, sizeof(r->holder_comm));
 }
 
+/* The events for another core type than @c's CPU's: no counter there, in any session. */
+static u64 elsewhere_on(const struct archpmu_claims *cl, const struct archpmu_claim *c)
+{
+	u64 out = 0;
+	unsigned int e;
+
+	for (e = 0; e < cl->nr_events; e++)
+		if (archpmu_event_elsewhere(&c->desc, &cl->ev[e]))
+			out |= BIT_ULL(e);
+	return out;
+}
+
 /* Without a placer: each event for one core type counts on some CPU. */
 static int check_somewhere(struct archpmu_claims *cl, struct archpmu_count_open *out)
 {
@@ -94,8 +106,7 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
 		u64 busy = per_cpu(archpmu_cpu_ctx, c->cpu).taken | perf_held;
-		/* Without a placer, only events for another core type are absent. */
-		u64 elsewhere = cl->placer ? 0 : c->absent;
+		u64 elsewhere = elsewhere_on(cl, c);
 
 		out->bad_cpu = c->cpu;
 		c->partial = false;
@@ -107,7 +118,7 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 			ret = archpmu_allocate(&c->desc, cl->ev, cl->nr_events, elsewhere, 0,
 					       counters, &bad) ?: -EBUSY;
 		/* An event the CPU lacks must not be placed there, even if it fits. */
-		if (c->absent && !ret && cl->placer)
+		if ((c->absent & ~elsewhere) && !ret)
 			ret = -ENOENT;
 		if ((ret == -EBUSY || ret == -ENOSPC || ret == -ENOENT) && cl->placer) {
 			ret = cl->placer->place(cl, c, busy, counters, &bad);

@@ -81,6 +81,30 @@ TEST_CASE("cpu_core and cpu_atom events count on their core type only, on CPUs",
         inject_events(1, 0x08d1, 7);
         check_counts(s.results());
     }
+    // Pinned, and never rotated out: each on its type's CPUs, not refused on the other's
+    // (both pin fixed counter 1, which each type's CPUs have once).
+    for (const auto mux : {Mux::off, Mux::on}) {
+        INFO("multiplexing " << (mux == Mux::on));
+        Session s(archpmu::parse_event_list("cpu_core/cycles/@fixed1,cpu_atom/cycles/@fixed1,"
+                                            "{cpu_core/instructions/,cpu_core/branches/}:D"),
+                  on_cpus({0, 1}, mux));
+        s.start();
+        inject_events(0, 0x00c4, 5);
+        inject_events(1, 0x00c4, 9);
+        const auto r = s.results();
+        CHECK(r.events[0].per_cpu[0].counter == (ARCHPMU_COUNTER_FIXED | 1));
+        CHECK(r.events[0].per_cpu[1].absent);
+        CHECK(r.events[1].per_cpu[1].counter == (ARCHPMU_COUNTER_FIXED | 1));
+        CHECK(r.events[3].value == 5);
+        CHECK(r.events[3].per_cpu[1].absent);
+    }
+    // The tool's lines: a cpu_core/.../ event keeps its name, on its type's line only.
+    const auto t = run_tool("stat -x, -C 0,1 -e cpu_core/event=0xd1,umask=0x08/,cycles -- " +
+                            std::string(ARCHPMU_ITEST) + " --inject 0 0x08d1 100");
+    REQUIRE(t.status == 0);
+    CHECK_THAT(t.out, Catch::StartsWith("100,,cpu_core/event=0xd1,umask=0x08/,"));
+    CHECK_THAT(t.out, !Catch::Contains("cpu_atom/event=0xd1"));
+    CHECK_THAT(t.out, Catch::Contains(",,cpu_atom/cycles/,"));
 }
 
 TEST_CASE("cpu_core and cpu_atom events follow a task onto their core type only",
@@ -115,6 +139,19 @@ TEST_CASE("an event for a core type no CPU of the session has is refused, saying
         CHECK(open_errno("cpu_atom/event=0xd1,umask=0x40/", on_cpus({0}), &why) == ENOENT);
         CHECK_THAT(why, Catch::Contains("counts on cpu_atom CPUs only, and the session has none"));
         CHECK(open_errno("cpu_core/cycles/", on_cpus({1}, Mux::on), &why) == ENOENT);
+        CHECK_THAT(why, Catch::Contains("counts on cpu_core CPUs only, and the session has none"));
+        // A group of two core types, as a program might build it.
+        auto mixed = archpmu::parse_event_list("cpu_core/cycles/,cpu_atom/instructions/");
+        mixed[1].flags |= ARCHPMU_EVENT_GROUP;
+        try {
+            Session s(mixed, on_cpus({0, 1}));
+            FAIL("a group of two core types opened");
+        } catch (const archpmu::Error& e) {
+            CHECK(e.code().value() == EINVAL);
+            CHECK_THAT(e.what(), Catch::Contains("'cpu_atom/instructions/': a group's events "
+                                                 "are all for its leader's core type "
+                                                 "('cpu_core/cycles/')"));
+        }
         // Sampling does not take them yet.
         archpmu::SessionOptions sampling = on_cpus({0, 1});
         sampling.sampling = archpmu::SamplingOptions{};

@@ -223,6 +223,10 @@ TEST_CASE("cpu_core/.../ and cpu_atom/.../ count on one core type, as perf's hyb
                Catch::Contains("'instructions': a group's events are all for one core type"));
 
     CHECK_THAT(error_of("cpu_core/bogus/"), Catch::Contains("unknown event 'bogus'"));
+    // The inner name's own reason, under the whole event.
+    CHECK_THAT(error_of("cpu_core/r12345678901234567/"),
+               Catch::Contains("bad event 'cpu_core/r12345678901234567/': a raw config has at "
+                               "most 16 hex digits"));
     CHECK_THAT(error_of("cpu_core/cycles:u/"),
                Catch::Contains("modifiers go after its closing '/'"));
     CHECK_THAT(error_of("cpu_atom/"), Catch::Contains("cpu_atom/ without its closing '/'"));

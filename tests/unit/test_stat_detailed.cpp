@@ -316,3 +316,34 @@ TEST_CASE(
     CHECK(doc["events"][1]["per_core_type"]["core"].is_null());
     CHECK(doc["events"][1]["per_core_type"]["atom"] == 200);
 }
+
+TEST_CASE(
+    "stat on a hybrid part: cpu_core/.../ events keep their names, and IPC pairs within "
+    "a core type",
+    "[stat][core-type]")
+{
+    const uint32_t on_core = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_CORE);
+    const uint32_t on_atom = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_ATOM);
+    archpmu::StatTotals t;
+    t.events = {event("cpu_atom/cycles/", 0x3c), event("cpu_core/cycles/", 0x3c),
+                event("cpu_core/instructions/", 0xc0)};
+    t.events[0].flags = on_atom;
+    t.events[1].flags = t.events[2].flags = on_core;
+    t.counters = {ARCHPMU_COUNTER_FIXED | 1, ARCHPMU_COUNTER_FIXED | 1, ARCHPMU_COUNTER_FIXED};
+    t.cpus = {0, 1};
+    t.elapsed_ns = 1000000000;
+    t.per_cpu = {{0, 300}, {1000, 0}, {2000, 0}};
+    t.absent = {{true, false}, {false, true}, {false, true}};
+    t.offline = {false, false};
+    t.multiplexed = std::vector<bool>(3, false);
+    t.crowded_out.resize(3);
+    t.enabled_ns = t.running_ns = {{0, 5}, {5, 0}, {5, 0}};
+    archpmu::StatFormat f;
+    f.core_types = {{0, "core"}, {1, "atom"}};
+    f.style = archpmu::StatFormat::Style::csv;
+    f.separator = ",";
+    CHECK(archpmu::stat_csv(t, f) ==
+          "300,,cpu_atom/cycles/,5,100.00,,,fixed1\n"
+          "1000,,cpu_core/cycles/,5,100.00,,,fixed1\n"
+          "2000,,cpu_core/instructions/,5,100.00,2.00,insn per cycle,fixed0\n");
+}

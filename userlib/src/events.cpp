@@ -259,11 +259,14 @@ std::uint64_t parse_hybrid_event(std::string_view text, std::string_view prefix,
         const EventSpec named = parse_event(inner);
         spec.flags |= named.flags;
         return named.config;
-    } catch (const Error&) {
+    } catch (const Error& e) {
+        // Its reason, under the whole event: "bad event 'NAME': WHY\n...".
+        const std::string& reason = e.reason();
+        const std::size_t from = reason.find("': ");
+        const std::size_t to = reason.find('\n');
         bad(text, open, inner.size(),
-            "unknown event '" + std::string(inner) +
-                "' (try cycles, instructions or event=0xc0,umask=0; 'archpmu list' names the "
-                "events of this CPU)");
+            from == std::string::npos ? reason.substr(0, to)
+                                      : reason.substr(from + 3, to - from - 3));
     }
 }
 

@@ -68,6 +68,7 @@ std::vector<archpmu_event> module_events(int device_fd, std::uint64_t caps,
 {
     std::vector<archpmu_event> evs(events.size());
     bool model_specific = false;
+    std::size_t lead = 0;
     for (std::size_t i = 0; i < events.size(); ++i) {
         evs[i].config = events[i].config;
         evs[i].flags = events[i].flags;
@@ -77,6 +78,15 @@ std::vector<archpmu_event> module_events(int device_fd, std::uint64_t caps,
             throw Error(EOPNOTSUPP, "'" + events[i].name +
                                         "': an event for one core type needs a newer "
                                         "archpmu module (ARCHPMU_CAP_CORE_TYPE)");
+        // As the module checks it, with the names it cannot give.
+        if (i && (evs[i].flags & ARCHPMU_EVENT_GROUP) &&
+            event_core_type(evs[i].flags) != event_core_type(evs[lead].flags))
+            throw Error(EINVAL, "'" + events[i].name +
+                                    "': a group's events are all for its "
+                                    "leader's core type ('" +
+                                    events[lead].name + "')");
+        if (!(evs[i].flags & ARCHPMU_EVENT_GROUP))
+            lead = i;
     }
     if (!(caps & ARCHPMU_CAP_COUNTER_MASK) || !model_specific)
         return evs;

@@ -115,8 +115,6 @@ std::string open_refusal(int err, const archpmu_count_open& cmd, const std::stri
                    "info' shows each CPU's core type)";
         if (err == EOPNOTSUPP)
             return ev + " is for one core type (" + pmu + "): it counts, it does not sample";
-        if (err == EINVAL && (ev_info->flags & ARCHPMU_EVENT_GROUP))
-            return ev + ": a group's events must all be for its leader's core type";
     }
     if (metric && err == EINVAL)
         return ev +

@@ -96,6 +96,22 @@ bool counted(const StatTotals& t, std::size_t e, const Scope& sc)
     return !absent(t, e, sc) && !never_on_pmu(t, e, sc);
 }
 
+// "cpu_atom/dTLB-loads/:u" is dTLB-loads of perf's PMU cpu_atom (a hybrid part's core
+// type) with the modifiers ":u"; "dTLB-loads:u" has no PMU.
+std::tuple<std::string_view, std::string_view, std::string_view> split_event_name(
+    std::string_view full)
+{
+    for (const std::string_view pmu : {"cpu_core/", "cpu_atom/"}) {
+        const std::size_t close = full.find('/', pmu.size());
+        if (full.substr(0, pmu.size()) == pmu && close != std::string_view::npos)
+            return {full.substr(0, pmu.size() - 1), full.substr(pmu.size(), close - pmu.size()),
+                    full.substr(close + 1)};
+    }
+    const std::size_t colon = full.find(':');
+    return {std::string_view(), full.substr(0, colon),
+            colon == std::string_view::npos ? std::string_view() : full.substr(colon)};
+}
+
 // An event for one core type (perf's cpu_core/.../) has no line for the other's CPUs.
 bool other_types_line(const StatTotals& t, const StatFormat& f, std::size_t e, const Scope& sc)
 {
@@ -115,7 +131,8 @@ bool other_types_line(const StatTotals& t, const StatFormat& f, std::size_t e, c
 std::string event_name(const StatTotals& t, std::size_t e, const Scope& sc)
 {
     const std::string& name = t.events[e].name;
-    if (sc.core_type.empty())
+    // cpu_core/cycles/ names its PMU already.
+    if (sc.core_type.empty() || !std::get<0>(split_event_name(name)).empty())
         return name;
     std::string base = name;
     std::string mods;
@@ -130,11 +147,16 @@ std::string event_name(const StatTotals& t, std::size_t e, const Scope& sc)
     return "cpu_" + sc.core_type + "/" + base + "/" + mods;
 }
 
-int find_event(const StatTotals& t, std::uint32_t code)
+// The event of `code` that event `of` takes a ratio against: one of its core type, or of
+// none.
+int find_event(const StatTotals& t, std::uint32_t code, std::size_t of)
 {
-    for (std::size_t e = 0; e < t.events.size(); ++e)
-        if ((t.events[e].config & 0xffff) == code)
+    const auto type = event_core_type(t.events[of].flags);
+    for (std::size_t e = 0; e < t.events.size(); ++e) {
+        const auto here = event_core_type(t.events[e].flags);
+        if ((t.events[e].config & 0xffff) == code && (!here || here == type))
             return static_cast<int>(e);
+    }
     return -1;
 }
 
@@ -146,22 +168,6 @@ struct Metric {
     double ratio = 0;
     std::string human;  // "#  1.23 insn per cycle"
 };
-
-// "cpu_atom/dTLB-loads/:u" is dTLB-loads of perf's PMU cpu_atom (a hybrid part's core
-// type) with the modifiers ":u"; "dTLB-loads:u" has no PMU.
-std::tuple<std::string_view, std::string_view, std::string_view> split_event_name(
-    std::string_view full)
-{
-    for (const std::string_view pmu : {"cpu_core/", "cpu_atom/"}) {
-        const std::size_t close = full.find('/', pmu.size());
-        if (full.substr(0, pmu.size()) == pmu && close != std::string_view::npos)
-            return {full.substr(0, pmu.size() - 1), full.substr(pmu.size(), close - pmu.size()),
-                    full.substr(close + 1)};
-    }
-    const std::size_t colon = full.find(':');
-    return {std::string_view(), full.substr(0, colon),
-            colon == std::string_view::npos ? std::string_view() : full.substr(colon)};
-}
 
 Metric metric_of(const StatTotals& t, std::size_t e, const Scope& c)
 {
@@ -223,7 +229,7 @@ Metric metric_of(const StatTotals& t, std::size_t e, const Scope& c)
         if ((t.events[e].config & 0xffff) != s.code)
             continue;
         m.unit = s.unit;
-        const int base = find_event(t, s.base);
+        const int base = find_event(t, s.base, e);
         if (base < 0)
             return m;
         const auto of = static_cast<double>(value_of(t, static_cast<std::size_t>(base), c));

@@ -65,7 +65,7 @@ std::vector<EventSpec> parse_event_list(std::string_view text);
 std::vector<EventSpec> user_mode_only(std::vector<EventSpec> events);
 
 // "gp3", "fixed0", "metrics2" (PERF_METRICS' field 2: a top-down metric event), or "-"
-// for ARCHPMU_NO_COUNTER (multiplexed off the PMU).
+// for ARCHPMU_NO_COUNTER (multiplexed off the PMU, or absent on the CPU).
 std::string counter_name(std::uint32_t counter);
 
 }  // namespace archpmu
