@@ -350,7 +350,11 @@ struct archpmu_cpu_info {
  * every event at once takes the groups in turns, as perf multiplexes: every
  * mux_interval_ms (module parameter, default 4) the groups that were left
  * out come first. The session then holds every free counter its rotating
- * events can use on that CPU (counters freed later are not taken up). A
+ * events can use on that CPU, and at its turns takes up those that others
+ * let go later (one another agent counts with, EN set, it leaves alone): a
+ * group crowded out until then comes on, and its values stay
+ * ARCHPMU_VALUE_MULTIPLEXED, as do those of groups that need no more
+ * turns then. A
  * group whose leader has ARCHPMU_EVENT_NO_ROTATE, or with an
  * ARCHPMU_EVENT_PIN member, is on the PMU all the time (perf's pinned).
  * Each value's time_running is then the time that event was on the PMU, so

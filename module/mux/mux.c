@@ -61,16 +61,25 @@ static unsigned long turn_period(void)
 
 static struct archpmu_mux_cpu *mux_cpu(const struct archpmu_claim *c)
 {
-	const struct archpmu_claims *cl = c->claims;
-	const struct archpmu_mux *m = cl->placer_data;
-
-	return &m->cpus[c - cl->cpus];
+	return archpmu_mux_cpu(c);
 }
 
 /* Does @c's CPU take turns (some of its groups rotate: mux_place())? */
 static bool takes_turns(const struct archpmu_claim *c)
 {
-	return c->partial && mux_cpu(c)->rotating;
+	return c->partial && mux_cpu(c)->turns;
+}
+
+/* Is there work for the turns: groups that rotate, or wait for counters? */
+static bool has_turns(const struct archpmu_claims *cl)
+{
+	unsigned int i;
+
+	for (i = 0; i < cl->nr_cpus; i++)
+		if (takes_turns(&cl->cpus[i]) ||
+		    (cl->cpus[i].partial && mux_cpu(&cl->cpus[i])->crowded))
+			return true;
+	return false;
 }
 
 /*
@@ -108,6 +117,11 @@ static void turn_local(struct archpmu_batch *b)
 	int idx;
 
 	lockdep_assert_irqs_disabled();
+	/* New counters join first; stopped, they need no pause. */
+	if (mc->grow) {
+		archpmu_claim_grow_local(c, mc->grow);
+		mc->grow = 0;
+	}
 	if (cl->scope)
 		cl->scope->shut_local(b);
 	else
@@ -163,6 +177,8 @@ static void build_turn(struct archpmu_mux *m, struct archpmu_claim *c)
 	bool enable = !cl->scope;
 	u64 rot, fixed_val = 0, fixed_mask, evtsel;
 	struct archpmu_batch *b = &c->batch;
+	/* With the counters that join at this turn (turn_local() adds them). */
+	u64 used = c->used | mc->grow;
 	unsigned int e;
 	u32 g;
 
@@ -171,13 +187,13 @@ static void build_turn(struct archpmu_mux *m, struct archpmu_claim *c)
 		mc->next[e] = c->hw[e].counter;
 	}
 	mc->first = archpmu_mux_turn(m->scratch, &c->desc, cl->ev, cl->nr_events, c->absent,
-				     c->used & ~mc->stay, mc->first, mc->next);
+				     used & ~mc->stay, mc->first, mc->next);
 	/* An event that keeps its counter (a fixed counter's, say) counts on. */
 	mc->keep = mc->stay;
 	for (e = 0; e < cl->nr_events; e++)
 		if (mc->next[e] == mc->prev[e])
 			mc->keep |= archpmu_counter_bit(mc->next[e]);
-	rot = c->used & ~mc->keep;
+	rot = used & ~mc->keep;
 
 	archpmu_batch_init(b, turn_local, turned_local, NULL);
 	/* The view is switched before the ops: they must all run, in the same call. */
@@ -222,6 +238,11 @@ static void turned(struct archpmu_claims *cl, struct archpmu_claim *c)
 	if (c->batch.err)
 		pr_err("CPU %u: a multiplexing turn failed (%d); its counts are incomplete\n",
 		       c->cpu, c->batch.err);
+	/* Counters the turn never added (its hook did not run) go back. */
+	if (mc->grow) {
+		archpmu_own_give_back(cl, c, mc->grow);
+		mc->grow = 0;
+	}
 	for (e = 0; e < cl->nr_events; e++)
 		out[e] = rotates(mc, mc->prev[e]) ? mc->prev[e] : ARCHPMU_NO_COUNTER;
 	if (!c->batch.err)
@@ -242,15 +263,17 @@ static int turn_all(struct archpmu_mux *m)
 	/* Between suspend and resume the PMU has lost what we programmed. */
 	if (cl->suspended)
 		return 0;
+	archpmu_mux_grow(m);
 	archpmu_claims_round_begin(cl);
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
+		bool grows = mux_cpu(c)->grow;
 
 		/* Nothing to turn where all that can be on is on at once. */
-		if (!takes_turns(c) || !c->programmed)
+		if ((!takes_turns(c) && !grows) || !c->programmed)
 			continue;
 		/* Nor where the session's tasks have not run since the last turn. */
-		if (cl->scope && !cl->scope->open(cl, c) &&
+		if (!grows && cl->scope && !cl->scope->open(cl, c) &&
 		    cl->scope->time_ns(cl, c, ktime_get_mono_fast_ns()) ==
 		    mux_cpu(c)->on_pmu_mark)
 			continue;
@@ -272,7 +295,8 @@ static void turn_work_fn(struct work_struct *work)
 	mutex_lock(&archpmu_own_lock);
 	if (m->running) {
 		turn_all(m);
-		schedule_delayed_work(&m->work, turn_period());
+		if (has_turns(m->cl))
+			schedule_delayed_work(&m->work, turn_period());
 	}
 	mutex_unlock(&archpmu_own_lock);
 	cpus_read_unlock();
@@ -307,6 +331,42 @@ static int mux_check(struct archpmu_claims *cl, struct archpmu_count_open *out)
 		return archpmu_check_event(&cl->cpus[i].desc, &cl->ev[e]) ?: -ENOENT;
 	}
 	return 0;
+}
+
+/* Whether @c's groups take turns; those that do are multiplexed for good. */
+static void set_turns(struct archpmu_claims *cl, struct archpmu_claim *c, bool turns)
+{
+	struct archpmu_mux_cpu *mc = mux_cpu(c);
+	unsigned int e;
+
+	mc->turns = turns;
+	for (e = 0; e < cl->nr_events && turns; e++)
+		if (!archpmu_group_stays(cl->ev, cl->nr_events, archpmu_group_lead(cl->ev, e)))
+			mc->rotating |= BIT_ULL(e);
+}
+
+void archpmu_mux_replan(struct archpmu_mux *m, struct archpmu_claim *c, u64 pool)
+{
+	struct archpmu_mux_cpu *mc = mux_cpu(c);
+	struct archpmu_claims *cl = m->cl;
+	bool turns = false;
+	u64 crowded;
+	unsigned int e;
+
+	crowded = archpmu_mux_crowded(m->scratch, &c->desc, cl->ev, cl->nr_events, c->absent,
+				      pool);
+	/* Off the PMU until now, on from here: its count is scaled as a turn's. */
+	mc->rotating |= mc->crowded & ~crowded;
+	mc->crowded = crowded;
+	/* A turn's placement, as build_turn() will make it. */
+	for (e = 0; e < cl->nr_events; e++)
+		mc->next[e] = c->hw[e].counter;
+	archpmu_mux_turn(m->scratch, &c->desc, cl->ev, cl->nr_events, c->absent, pool,
+			 mc->first, mc->next);
+	for (e = 0; e < cl->nr_events; e++)
+		if (mc->next[e] == ARCHPMU_NO_COUNTER && !((c->absent | crowded) & BIT_ULL(e)))
+			turns = true;
+	set_turns(cl, c, turns);
 }
 
 /*
@@ -345,11 +405,8 @@ static int mux_place(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bus
 		    !((c->absent | mc->crowded) & BIT_ULL(e)))
 			turns = true;
 	c->used = turns ? mc->stay | pool : mc->stay;
-	/* Not empty when it turns: an event left off is in a group that rotates. */
 	mc->rotating = 0;
-	for (e = 0; e < cl->nr_events && turns; e++)
-		if (!archpmu_group_stays(cl->ev, cl->nr_events, archpmu_group_lead(cl->ev, e)))
-			mc->rotating |= BIT_ULL(e);
+	set_turns(cl, c, turns);
 	return 0;
 }
 
@@ -380,15 +437,10 @@ static void mux_reset(struct archpmu_claims *cl, struct archpmu_claim *c)
 static void mux_started(struct archpmu_claims *cl)
 {
 	struct archpmu_mux *m = cl->placer_data;
-	unsigned int i;
 
 	m->running = true;
-	for (i = 0; i < cl->nr_cpus; i++) {
-		if (takes_turns(&cl->cpus[i])) {
-			schedule_delayed_work(&m->work, turn_period());
-			break;
-		}
-	}
+	if (has_turns(cl))
+		schedule_delayed_work(&m->work, turn_period());
 }
 
 static void mux_stopped(struct archpmu_claims *cl)

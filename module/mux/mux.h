@@ -27,12 +27,23 @@ struct archpmu_mux_cpu {
 	 * while the claim is placed here (c->partial).
 	 */
 	u64 crowded;
-	u64 rotating;
+	u64 rotating;		/* once set, kept: the event took turns, its count is scaled */
+	bool turns;		/* groups take turns here (else all that can be on is on) */
 	u64 on_pmu_mark;
 	u64 on_pmu_ns[ARCHPMU_MAX_EVENTS];
 	u32 next[ARCHPMU_MAX_EVENTS];	/* the next turn's counters */
 	u32 prev[ARCHPMU_MAX_EVENTS];	/* the counters before it, for the fold */
 	u64 raw[ARCHPMU_MAX_EVENTS];	/* the outgoing events' counters, read in the turn */
+	/*
+	 * Growing (grow.c): the counters taken and being read, what the read
+	 * found there, those joining the pool at the next turn, and those
+	 * another agent counted with, left alone until @busy_until (jiffies).
+	 */
+	u64 taking;
+	struct archpmu_pmu_saved found;
+	u64 grow;
+	u64 busy;
+	unsigned long busy_until;
 };
 
 /* A multiplexing session: its placements and turns, under archpmu_own_lock. */
@@ -43,6 +54,28 @@ struct archpmu_mux {
 	bool running;			/* the session counts: turns go on */
 	struct delayed_work work;
 };
+
+static inline struct archpmu_mux_cpu *archpmu_mux_cpu(const struct archpmu_claim *c)
+{
+	const struct archpmu_claims *cl = c->claims;
+	const struct archpmu_mux *m = cl->placer_data;
+
+	return &m->cpus[c - cl->cpus];
+}
+
+/*
+ * Before a turn (grow.c): on each CPU where groups take turns or are crowded
+ * out, the counters they could use that others have let go since are taken
+ * (one round reads them; another agent's are left alone) and join the pool
+ * at the turn (mc->grow), which may then take turns no more or bring a
+ * crowded-out group on. Under archpmu_own_lock, the session counting.
+ */
+void archpmu_mux_grow(struct archpmu_mux *m);
+/*
+ * What a CPU's groups do on @pool: which are crowded out, and whether they
+ * take turns (@first: where the next turn begins); rotating events stay so.
+ */
+void archpmu_mux_replan(struct archpmu_mux *m, struct archpmu_claim *c, u64 pool);
 
 /*
  * Under the locks, once cl->cpus is set and before the plan: the session's

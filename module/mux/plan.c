@@ -75,7 +75,7 @@ int archpmu_mux_plan(struct archpmu_mux_scratch *s, const struct archpmu_pmu_des
 		     u32 *counters, u64 *pool, unsigned int *bad)
 {
 	unsigned int lead, end, k, base;
-	u64 stay = 0, want = 0;
+	u64 stay = 0;
 	int ret;
 
 	s->n = 0;
@@ -113,14 +113,28 @@ int archpmu_mux_plan(struct archpmu_mux_scratch *s, const struct archpmu_pmu_des
 		/* Crowded out by others' counters: it never counts here (<not counted>). */
 		if (ret && ret != -EBUSY)
 			return ret;
-		for (k = lead; k < end; k++)
-			want |= archpmu_candidate_counters(d, &ev[k]);
 	}
-	*pool = want & ~busy & ~stay;
+	*pool = archpmu_mux_wanted(d, ev, n, absent) & ~busy & ~stay;
 	/* PERF_METRICS goes with fixed counter 3, which its events' slots need. */
 	if (!((*pool | stay) & archpmu_counter_bit(ARCHPMU_COUNTER_FIXED | 3)))
 		*pool &= ~ARCHPMU_GLOBAL_PERF_METRICS;
 	return 0;
+}
+
+u64 archpmu_mux_wanted(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
+		       unsigned int n, u64 absent)
+{
+	unsigned int lead, end, k;
+	u64 want = 0;
+
+	for (lead = 0; lead < n; lead = end) {
+		end = archpmu_group_end(ev, n, lead);
+		if (archpmu_group_stays(ev, n, lead) || group_absent(absent, lead, end))
+			continue;
+		for (k = lead; k < end; k++)
+			want |= archpmu_candidate_counters(d, &ev[k]);
+	}
+	return want;
 }
 
 /* Could the group go on @pool at all? One that never can must not hold up the turns. */

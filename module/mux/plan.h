@@ -61,6 +61,10 @@ int archpmu_mux_plan(struct archpmu_mux_scratch *s, const struct archpmu_pmu_des
 		     const struct archpmu_event *ev, unsigned int n, u64 absent, u64 busy,
 		     u32 *counters, u64 *pool, unsigned int *bad);
 
+/* The counters the rotating groups (not those of @absent) could use. */
+u64 archpmu_mux_wanted(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev,
+		       unsigned int n, u64 absent);
+
 /* The rotating events whose group can never go on @pool (bit e: event e). */
 u64 archpmu_mux_crowded(struct archpmu_mux_scratch *s, const struct archpmu_pmu_desc *d,
 			const struct archpmu_event *ev, unsigned int n, u64 absent, u64 pool);

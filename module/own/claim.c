@@ -105,40 +105,39 @@ static void add_fixed_enable(struct archpmu_claims *cl, struct archpmu_claim *c,
 }
 
 /*
- * Our fixed counters (busy-mask bits) that IA32_FIXED_CTR_CTRL enables: a
- * ring bit counts, the PMI bit alone does not.
+ * The fixed counters of @bits (busy-mask bits) that IA32_FIXED_CTR_CTRL
+ * enables: a ring bit counts, the PMI bit alone does not.
  */
-static u64 fixed_in_use(const struct archpmu_claim *c, u64 fixed_ctrl)
+static u64 fixed_in_use(u64 bits, u64 fixed_ctrl)
 {
 	u64 live = ARCHPMU_FIXED_OS | ARCHPMU_FIXED_USR;
 	u64 busy = 0;
 	u32 j;
 
 	for (j = 0; j < ARCHPMU_NR_FIXED; j++)
-		if ((used_fixed(c) & BIT_ULL(j)) &&
+		if ((bits & BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + j)) &&
 		    (fixed_ctrl >> ARCHPMU_FIXED_SHIFT(j)) & live)
 			busy |= BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + j);
 	return busy;
 }
 
 /*
- * Which of our counters another agent is counting with, from what save()
- * read: only a live enable (EN, a fixed counter's ring bits) says so. perf
- * disables an event by clearing EN alone and leaves the rest (event, umask,
- * USR, OS, INT) behind for good, which GLOBAL_INUSE then reports too; such a
- * counter is taken and put back as found. perf's own users are refused
- * through its reservation (perf_share.c), not here.
+ * Which of the counters in @bits another agent is counting with, from what
+ * a read found (@sv): only a live enable (EN, a fixed counter's ring bits)
+ * says so. perf disables an event by clearing EN alone and leaves the rest
+ * (event, umask, USR, OS, INT) behind for good, which GLOBAL_INUSE then
+ * reports too; such a counter is taken and put back as found. perf's own
+ * users are refused through its reservation (perf_share.c), not here.
  */
-static u64 agent_busy(const struct archpmu_claim *c)
+u64 archpmu_found_in_use(u64 bits, const struct archpmu_pmu_saved *sv)
 {
-	const struct archpmu_pmu_saved *sv = &c->saved;
 	u64 busy = 0;
 	u32 i;
 
 	for (i = 0; i < ARCHPMU_NR_GP; i++)
-		if ((used_gp(c) & BIT_ULL(i)) && (sv->evtsel[i] & ARCHPMU_EVTSEL_EN))
+		if ((bits & BIT_ULL(i)) && (sv->evtsel[i] & ARCHPMU_EVTSEL_EN))
 			busy |= BIT_ULL(i);
-	return busy | fixed_in_use(c, sv->fixed_ctrl);
+	return busy | fixed_in_use(bits, sv->fixed_ctrl);
 }
 
 /* After a save found @c's counters in use (-EBUSY): fill cl->refusal. */
@@ -147,7 +146,7 @@ static void describe_agent(struct archpmu_claims *cl, const struct archpmu_claim
 	const struct archpmu_pmu_saved *sv = &c->saved;
 	struct archpmu_refusal *r = &cl->refusal;
 	u64 gp = c->agent_busy & used_gp(c);
-	u64 fixed = fixed_in_use(c, sv->fixed_ctrl);
+	u64 fixed = fixed_in_use(c->used, sv->fixed_ctrl);
 
 	memset(r, 0, sizeof(*r));
 	r->cpu = c->cpu;
@@ -241,27 +240,60 @@ int archpmu_claims_round_run(struct archpmu_claims *cl)
 
 /* --- the steps, as batches ------------------------------------------------- */
 
-/* Read what the PMU holds in our counters. */
-static void build_save(struct archpmu_claim *c)
+void archpmu_claim_build_read(struct archpmu_claim *c, u64 bits, struct archpmu_pmu_saved *sv)
 {
-	struct archpmu_pmu_saved *sv = &c->saved;
 	struct archpmu_batch *b = &c->batch;
 	u32 i;
 
 	memset(sv, 0, sizeof(*sv));
 	archpmu_batch_init(b, NULL, NULL, NULL);
 	for (i = 0; i < ARCHPMU_NR_GP; i++) {
-		if (!(used_gp(c) & BIT_ULL(i)))
+		if (!(bits & BIT_ULL(i)))
 			continue;
 		archpmu_batch_read(b, archpmu_gp_sel_msr(i), &sv->evtsel[i]);
 		archpmu_batch_read(b, archpmu_gp_ctr_msr(i, false), &sv->pmc[i]);
 	}
 	for (i = 0; i < ARCHPMU_NR_FIXED; i++)
-		if (used_fixed(c) & BIT_ULL(i))
+		if (bits & BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + i))
 			archpmu_batch_read(b, ARCHPMU_MSR_FIXED_CTR0 + i, &sv->fixed[i]);
-	if (c->used & ARCHPMU_GLOBAL_PERF_METRICS)
+	if (bits & ARCHPMU_GLOBAL_PERF_METRICS)
 		archpmu_batch_read(b, ARCHPMU_MSR_PERF_METRICS, &sv->metrics);
 	c->ops->save_global(b, sv);
+}
+
+void archpmu_claim_keep_found(struct archpmu_claim *c, u64 bits,
+			      const struct archpmu_pmu_saved *sv)
+{
+	struct archpmu_pmu_saved *to = &c->saved;
+	u64 fixed = archpmu_fixed_ctrl_mask(bits);
+	u32 i;
+
+	for (i = 0; i < ARCHPMU_NR_GP; i++) {
+		if (!(bits & BIT_ULL(i)))
+			continue;
+		to->evtsel[i] = sv->evtsel[i];
+		to->pmc[i] = sv->pmc[i];
+	}
+	for (i = 0; i < ARCHPMU_NR_FIXED; i++)
+		if (bits & BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + i))
+			to->fixed[i] = sv->fixed[i];
+	if (bits & ARCHPMU_GLOBAL_PERF_METRICS)
+		to->metrics = sv->metrics;
+	/* GLOBAL_CTRL's bits are the busy-mask bits; the restore puts back ours. */
+	to->fixed_ctrl = (to->fixed_ctrl & ~fixed) | (sv->fixed_ctrl & fixed);
+	to->global_ctrl = (to->global_ctrl & ~bits) | (sv->global_ctrl & bits);
+}
+
+void archpmu_claim_grow_local(struct archpmu_claim *c, u64 bits)
+{
+	c->used |= bits;
+	archpmu_ctx_grow_local(&c->change, bits);
+}
+
+/* Read what the PMU holds in our counters. */
+static void build_save(struct archpmu_claim *c)
+{
+	archpmu_claim_build_read(c, c->used, &c->saved);
 	c->agent_busy = 0;
 }
 
@@ -272,7 +304,7 @@ static int saved(struct archpmu_claim *c)
 		pr_err("CPU %u: reading the PMU failed (%d)\n", c->cpu, c->batch.err);
 		return c->batch.err;
 	}
-	c->agent_busy = agent_busy(c);
+	c->agent_busy = archpmu_found_in_use(c->used, &c->saved);
 	return c->agent_busy ? -EBUSY : 0;
 }
 

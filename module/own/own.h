@@ -269,6 +269,14 @@ void archpmu_metrics_lost(struct archpmu_claims *cl, struct archpmu_claim *c);
 int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out);
 void archpmu_own_commit(struct archpmu_claims *cl);
 void archpmu_own_forget(struct archpmu_claims *cl);
+/*
+ * More counters for @c, already programmed (a multiplexing session's pool
+ * growing into counters others let go): of @bits, those no session holds
+ * and perf's reservation lets @cl have, held by it from now on. Returns
+ * them. archpmu_own_give_back() lets go of those it does not use after all.
+ */
+u64 archpmu_own_take_more(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits);
+void archpmu_own_give_back(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits);
 
 /*
  * claim.c, under archpmu_own_lock. The claims_* functions act on every
@@ -289,6 +297,18 @@ void archpmu_claims_free(struct archpmu_claims *cl);
 int archpmu_claims_take(struct archpmu_claims *cl, bool start, struct archpmu_count_open *out);
 void archpmu_claims_restore(struct archpmu_claims *cl);
 int archpmu_claim_save(struct archpmu_claims *cl, struct archpmu_claim *c);
+/*
+ * A claim growing (archpmu_own_take_more()): its batch reads what the PMU
+ * holds in @bits into @sv; archpmu_found_in_use() says which of @bits
+ * another agent counts with; archpmu_claim_keep_found() keeps the others'
+ * as the claim found them, to be put back; archpmu_claim_grow_local() adds
+ * them to the claim on its CPU, in the hook before the ops that program them.
+ */
+void archpmu_claim_build_read(struct archpmu_claim *c, u64 bits, struct archpmu_pmu_saved *sv);
+u64 archpmu_found_in_use(u64 bits, const struct archpmu_pmu_saved *sv);
+void archpmu_claim_keep_found(struct archpmu_claim *c, u64 bits,
+			      const struct archpmu_pmu_saved *sv);
+void archpmu_claim_grow_local(struct archpmu_claim *c, u64 bits);
 int archpmu_claim_program(struct archpmu_claims *cl, struct archpmu_claim *c, bool start);
 int archpmu_claim_restore(struct archpmu_claims *cl, struct archpmu_claim *c);
 /*

@@ -202,16 +202,16 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 	}
 }
 
-static void set_holder(const struct archpmu_claim *c, const struct archpmu_holder *holder)
+static void set_holder(unsigned int cpu, u64 bits, const struct archpmu_holder *holder)
 {
-	struct archpmu_cpu_ctx *ctx = per_cpu_ptr(&archpmu_cpu_ctx, c->cpu);
+	struct archpmu_cpu_ctx *ctx = per_cpu_ptr(&archpmu_cpu_ctx, cpu);
 	unsigned int i;
 
 	for (i = 0; i < ARCHPMU_NR_GP; i++)
-		if (c->used & BIT_ULL(i))
+		if (bits & BIT_ULL(i))
 			ctx->holder[i] = holder;
 	for (i = 0; i < ARCHPMU_NR_FIXED; i++)
-		if (c->used & BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + i))
+		if (bits & BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + i))
 			ctx->holder[ARCHPMU_NR_GP + i] = holder;
 }
 
@@ -223,9 +223,40 @@ void archpmu_own_commit(struct archpmu_claims *cl)
 	lockdep_assert_held(&archpmu_own_lock);
 	for (i = 0; i < cl->nr_cpus; i++) {
 		per_cpu(archpmu_cpu_ctx, cl->cpus[i].cpu).taken |= cl->cpus[i].used;
-		set_holder(&cl->cpus[i], cl->holder);
+		set_holder(cl->cpus[i].cpu, cl->cpus[i].used, cl->holder);
 	}
 	cl->owned = true;
+}
+
+u64 archpmu_own_take_more(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits)
+{
+	struct archpmu_cpu_ctx *ctx = per_cpu_ptr(&archpmu_cpu_ctx, c->cpu);
+	u64 beyond = ARCHPMU_GP_BITS & ~ARCHPMU_LEGACY_GP_BITS, gp;
+	u32 failed;
+
+	lockdep_assert_held(&archpmu_own_lock);
+	bits &= ~ctx->taken;
+	if (!bits)
+		return 0;
+	/* GP 8 and up have no reservation: perf's while it holds any (perf_share.c). */
+	if ((bits & beyond) && archpmu_perf_held_gp())
+		bits &= ~beyond;
+	gp = bits & ARCHPMU_LEGACY_GP_BITS & ~cl->gp_reserved;
+	while (gp && archpmu_reserve_gp(gp, &failed)) {
+		bits &= ~BIT_ULL(failed);
+		gp &= ~BIT_ULL(failed);
+	}
+	cl->gp_reserved |= gp;
+	ctx->taken |= bits;
+	set_holder(c->cpu, bits, cl->holder);
+	return bits;
+}
+
+void archpmu_own_give_back(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits)
+{
+	lockdep_assert_held(&archpmu_own_lock);
+	per_cpu(archpmu_cpu_ctx, c->cpu).taken &= ~bits;
+	set_holder(c->cpu, bits, NULL);
 }
 
 /* Give up the counters (already put back on every CPU) and perf's reservation. */
@@ -237,7 +268,7 @@ void archpmu_own_forget(struct archpmu_claims *cl)
 	for (i = 0; cl->owned && i < cl->nr_cpus; i++) {
 		/* Allocation kept these clear of every other session's counters. */
 		per_cpu(archpmu_cpu_ctx, cl->cpus[i].cpu).taken &= ~cl->cpus[i].used;
-		set_holder(&cl->cpus[i], NULL);
+		set_holder(cl->cpus[i].cpu, cl->cpus[i].used, NULL);
 	}
 	cl->owned = false;
 	archpmu_release_gp(cl->gp_reserved);

@@ -94,6 +94,15 @@ void archpmu_ctx_release_local(struct archpmu_batch *b)
 	}
 }
 
+void archpmu_ctx_grow_local(struct archpmu_ctx_change *ch, u64 bits)
+{
+	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+
+	lockdep_assert_irqs_disabled();
+	ch->used |= bits;
+	WRITE_ONCE(ctx->active, ctx->active | bits);
+}
+
 void archpmu_ctx_update_local(struct archpmu_batch *b)
 {
 	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);

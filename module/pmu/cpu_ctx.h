@@ -265,6 +265,11 @@ struct archpmu_ctx_change {
  */
 void archpmu_ctx_claim_local(struct archpmu_batch *b);
 void archpmu_ctx_release_local(struct archpmu_batch *b);
+/*
+ * On this CPU, interrupts disabled: @bits join a claim already programmed
+ * (ch->used and the live view), before the ops that program them.
+ */
+void archpmu_ctx_grow_local(struct archpmu_ctx_change *ch, u64 bits);
 /* After a release's ops: GLOBAL_CTRL's bits of the change are no longer ours. */
 void archpmu_ctx_released_local(struct archpmu_batch *b);
 /* Fold every event of the change (sampling sessions: see the contract). */

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+// A multiplexing session takes up counters that others let go after it opened
+// (mux/grow.c): its turns use them, a crowded-out group comes on, a counter another
+// agent counts with is left alone, and every register is put back as found.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "archpmu.h"
+#include "archpmu/device.hpp"
+#include "archpmu/events.hpp"
+#include "archpmu/session.hpp"
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+using archpmu::Session;
+
+namespace {
+
+constexpr const char* kModel =
+    "backend=model model_version=4 model_gp=4 model_fixed=3 model_rate_percent=0 ";
+constexpr uint32_t kEvtsel0 = 0x186;
+constexpr uint32_t kPmc0 = 0xc1;
+constexpr uint64_t kEn = 1ULL << 22;
+constexpr uint32_t kGlobalInuse = 0x392;
+
+std::vector<archpmu::EventSpec> events(const std::string& list)
+{
+    return archpmu::parse_event_list(list);
+}
+
+// The counters the session's events are on now on CPU 0 (ARCHPMU_NO_COUNTER: off the
+// PMU).
+std::vector<uint32_t> counters_of(const Session& s)
+{
+    std::vector<uint32_t> out;
+    for (const auto& v : s.read().values)
+        if (v.cpu == 0)
+            out.push_back(v.counter);
+    return out;
+}
+
+// Waits until every event of `s` is on a counter of its own on CPU 0 (the turns took
+// up what was freed), for at most `limit`.
+bool all_on(const Session& s, std::chrono::milliseconds limit)
+{
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+        const auto c = counters_of(s);
+        const std::set<uint32_t> distinct(c.begin(), c.end());
+        if (!distinct.count(ARCHPMU_NO_COUNTER) && distinct.size() == c.size())
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+}
+
+// The counts summed over the CPUs.
+std::vector<uint64_t> values(const Session& s)
+{
+    std::vector<uint64_t> out;
+    for (const auto& r : s.results().events)
+        out.push_back(r.value);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a multiplexing session takes up the counters another session lets go, and puts "
+    "them back as found",
+    "[multiplex][grow]")
+{
+    LoadedModule module(std::string(kModel) + "mux_interval_ms=2");
+    const archpmu::Device dev;
+    // perf's leftovers in GP 2 (EN clear): taken, and put back as they were.
+    model_write_msr(dev, 0, kEvtsel0 + 2, 0x1300c4);
+    model_write_msr(dev, 0, kPmc0 + 2, 12345);
+    const auto before = pmu_msr_snapshot(dev, 0);
+    {
+        std::optional<Session> other;
+        other.emplace(events("branches,branch-misses,cache-references"), on_cpus({0}));
+        Session s(events("r01c2,r02c2,r03c2,r04c2"), on_cpus({0}, Mux::on, StartAt::open));
+        // On GP 3 in turns.
+        for (const auto c : counters_of(s))
+            CHECK((c == 3 || c == ARCHPMU_NO_COUNTER));
+        other.reset();
+        REQUIRE(all_on(s, std::chrono::milliseconds(2000)));
+        // Each on the PMU all the time now: it counts exactly what happens.
+        const auto from = values(s);
+        inject_together(0, {{0x01c2, 10}, {0x02c2, 20}, {0x03c2, 30}, {0x04c2, 40}});
+        const auto to = values(s);
+        for (std::size_t e = 0; e < 4; ++e) {
+            INFO("event " << e);
+            CHECK(to[e] - from[e] == 10 * (e + 1));
+        }
+        // It took turns before: still scaled, as perf's would be.
+        for (const auto& v : s.read().values)
+            CHECK(v.multiplexed);
+    }
+    CHECK(pmu_msr_snapshot(dev, 0) == before);
+}
+
+TEST_CASE("a crowded-out group comes on when the counters it needs are let go", "[multiplex][grow]")
+{
+    LoadedModule module(std::string(kModel) + "mux_interval_ms=2");
+    const archpmu::Device dev;
+    const auto before = pmu_msr_snapshot(dev, 0);
+    {
+        std::optional<Session> other;
+        other.emplace(events("r00c4,r00c5,r002e,r412e"), on_cpus({0}));
+        Session s(events("{r01c2@gp,r02c2@gp},instructions"), on_cpus({0}, Mux::on, StartAt::open));
+        auto first = s.read().values;
+        CHECK(first[0].crowded_out);
+        CHECK(first[0].counter == ARCHPMU_NO_COUNTER);
+        other.reset();
+        REQUIRE(all_on(s, std::chrono::milliseconds(2000)));
+        const auto from = values(s);
+        inject_together(0, {{0x01c2, 7}, {0x02c2, 9}});
+        const auto to = values(s);
+        CHECK(to[0] - from[0] == 7);
+        CHECK(to[1] - from[1] == 9);
+        const auto now = s.read().values;
+        CHECK_FALSE(now[0].crowded_out);
+        // Off the PMU for part of the time: scaled, not shown as counted all along.
+        CHECK(now[0].multiplexed);
+        CHECK(now[0].time_running_ns < now[0].time_enabled_ns);
+        // The fixed counter's event was on all along.
+        CHECK_FALSE(now[2].multiplexed);
+    }
+    CHECK(pmu_msr_snapshot(dev, 0) == before);
+}
+
+TEST_CASE("a multiplexing session leaves alone a freed counter another agent counts with",
+          "[multiplex][grow]")
+{
+    // Turns a second apart: the agent programs GP 1 before the next turn looks.
+    LoadedModule module(std::string(kModel) + "mux_interval_ms=1000");
+    const archpmu::Device dev;
+    auto expected = pmu_msr_snapshot(dev, 0);
+    expected[kEvtsel0 + 1] = kEn | 0x3000c4;
+    {
+        std::optional<Session> other;
+        other.emplace(events("branches,branch-misses,cache-references"), on_cpus({0}));
+        Session s(events("r01c2,r02c2,r03c2"), on_cpus({0}, Mux::on, StartAt::open));
+        other.reset();
+        model_write_msr(dev, 0, kEvtsel0 + 1, kEn | 0x3000c4);
+        REQUIRE(all_on(s, std::chrono::milliseconds(3500)));
+        for (const auto c : counters_of(s))
+            CHECK(c != 1);
+        CHECK(model_read_msr(dev, 0, kEvtsel0 + 1) == (kEn | 0x3000c4));
+    }
+    // What was found, the agent's GP 1 included, is what is left.
+    const auto after = pmu_msr_snapshot(dev, 0);
+    for (const auto& [msr, value] : expected) {
+        INFO("MSR " << std::hex << msr);
+        // IA32_PERF_GLOBAL_INUSE mirrors the others: GP 1's agent is in use.
+        if (msr != kGlobalInuse)
+            CHECK(after.at(msr) == value);
+    }
+}
+
+TEST_CASE("a multiplexing task session takes up the counters a CPU session lets go",
+          "[multiplex][grow][task]")
+{
+    LoadedModule module(std::string(kModel) + "mux_interval_ms=2");
+    const archpmu::Device dev;
+    const auto before = pmu_msr_snapshot(dev, 0);
+    pin_to(0);
+    {
+        archpmu::TaskScope self;
+        self.kind = archpmu::TaskScope::Kind::thread;
+        self.inherit = false;
+        std::optional<Session> other;
+        other.emplace(events("branches,branch-misses,cache-references"), on_cpus({0}));
+        Session s(events("r01c2,r02c2,r03c2,r04c2"), on_task(self, Mux::on, StartAt::open));
+        other.reset();
+        // Its turns run while the thread runs there: it does, polling.
+        REQUIRE(all_on(s, std::chrono::milliseconds(2000)));
+        const auto from = values(s);
+        inject_here(0x01c2, 11);
+        inject_here(0x04c2, 44);
+        const auto to = values(s);
+        CHECK(to[0] - from[0] == 11);
+        CHECK(to[3] - from[3] == 44);
+    }
+    unpin();
+    CHECK(pmu_msr_snapshot(dev, 0) == before);
+}
