@@ -120,6 +120,7 @@ static void turn_local(struct archpmu_batch *b)
 	/* New counters join first; stopped, they need no pause. */
 	if (mc->grow) {
 		archpmu_claim_grow_local(c, mc->grow);
+		mc->joined = mc->grow;
 		mc->grow = 0;
 	}
 	if (cl->scope)
@@ -242,6 +243,11 @@ static void turned(struct archpmu_claims *cl, struct archpmu_claim *c)
 	if (mc->grow) {
 		archpmu_own_give_back(cl, c, mc->grow);
 		mc->grow = 0;
+	}
+	/* Those it added: which groups are crowded out, and whether they turn, from now. */
+	if (mc->joined) {
+		archpmu_mux_replan(cl->placer_data, c, c->used & ~mc->stay);
+		mc->joined = 0;
 	}
 	for (e = 0; e < cl->nr_events; e++)
 		out[e] = rotates(mc, mc->prev[e]) ? mc->prev[e] : ARCHPMU_NO_COUNTER;
@@ -432,6 +438,9 @@ static void mux_reset(struct archpmu_claims *cl, struct archpmu_claim *c)
 
 	memset(mc->on_pmu_ns, 0, sizeof(mc->on_pmu_ns));
 	mc->on_pmu_mark = 0;
+	/* Counted from here: only events that take turns from now on are multiplexed. */
+	mc->rotating = 0;
+	set_turns(cl, c, mc->turns);
 }
 
 static void mux_started(struct archpmu_claims *cl)

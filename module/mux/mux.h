@@ -36,12 +36,14 @@ struct archpmu_mux_cpu {
 	u64 raw[ARCHPMU_MAX_EVENTS];	/* the outgoing events' counters, read in the turn */
 	/*
 	 * Growing (grow.c): the counters taken and being read, what the read
-	 * found there, those joining the pool at the next turn, and those
+	 * found there, those joining the pool at the next turn (and those that
+	 * joined at this one), and those
 	 * another agent counted with, left alone until @busy_until (jiffies).
 	 */
 	u64 taking;
 	struct archpmu_pmu_saved found;
 	u64 grow;
+	u64 joined;		/* added by the turn's hook: the turn re-plans after it */
 	u64 busy;
 	unsigned long busy_until;
 };
@@ -64,16 +66,17 @@ static inline struct archpmu_mux_cpu *archpmu_mux_cpu(const struct archpmu_claim
 }
 
 /*
- * Before a turn (grow.c): on each CPU where groups take turns or are crowded
- * out, the counters they could use that others have let go since are taken
- * (one round reads them; another agent's are left alone) and join the pool
- * at the turn (mc->grow), which may then take turns no more or bring a
- * crowded-out group on. Under archpmu_own_lock, the session counting.
+ * Before a turn (grow.c): on each CPU where groups take turns, or are
+ * crowded out and would come on, the counters they could use that others
+ * have let go since are taken (one round reads them; another agent's are
+ * left alone) and join the pool at the turn (mc->grow); after it the CPU is
+ * re-planned (archpmu_mux_replan()). Under archpmu_own_lock, the session
+ * counting.
  */
 void archpmu_mux_grow(struct archpmu_mux *m);
 /*
- * What a CPU's groups do on @pool: which are crowded out, and whether they
- * take turns (@first: where the next turn begins); rotating events stay so.
+ * After the pool grew to @pool: which of a CPU's groups are crowded out, and
+ * whether they take turns; events that took turns stay multiplexed.
  */
 void archpmu_mux_replan(struct archpmu_mux *m, struct archpmu_claim *c, u64 pool);
 

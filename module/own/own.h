@@ -271,11 +271,15 @@ void archpmu_own_commit(struct archpmu_claims *cl);
 void archpmu_own_forget(struct archpmu_claims *cl);
 /*
  * More counters for @c, already programmed (a multiplexing session's pool
- * growing into counters others let go): of @bits, those no session holds
- * and perf's reservation lets @cl have, held by it from now on. Returns
- * them. archpmu_own_give_back() lets go of those it does not use after all.
+ * growing into counters others let go). archpmu_own_take_more(): of @bits,
+ * those no session holds, held by @cl from now on. archpmu_own_reserve_more(),
+ * once they are to be used: of those, the ones perf's reservation lets @cl
+ * have (the others given back). Both return the counters @cl now holds.
+ * archpmu_own_give_back() lets go of those it does not use after all,
+ * before they are reserved.
  */
 u64 archpmu_own_take_more(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits);
+u64 archpmu_own_reserve_more(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits);
 void archpmu_own_give_back(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits);
 
 /*

@@ -231,24 +231,27 @@ void archpmu_own_commit(struct archpmu_claims *cl)
 u64 archpmu_own_take_more(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits)
 {
 	struct archpmu_cpu_ctx *ctx = per_cpu_ptr(&archpmu_cpu_ctx, c->cpu);
-	u64 beyond = ARCHPMU_GP_BITS & ~ARCHPMU_LEGACY_GP_BITS, gp;
-	u32 failed;
 
 	lockdep_assert_held(&archpmu_own_lock);
 	bits &= ~ctx->taken;
-	if (!bits)
-		return 0;
-	/* GP 8 and up have no reservation: perf's while it holds any (perf_share.c). */
-	if ((bits & beyond) && archpmu_perf_held_gp())
-		bits &= ~beyond;
-	gp = bits & ARCHPMU_LEGACY_GP_BITS & ~cl->gp_reserved;
+	ctx->taken |= bits;
+	set_holder(c->cpu, bits, cl->holder);
+	return bits;
+}
+
+u64 archpmu_own_reserve_more(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits)
+{
+	u64 gp = bits & ARCHPMU_LEGACY_GP_BITS & ~cl->gp_reserved;
+	u32 failed;
+
+	lockdep_assert_held(&archpmu_own_lock);
+	/* As at the open: GP 8 and up go with the legacy reservation the session holds. */
 	while (gp && archpmu_reserve_gp(gp, &failed)) {
+		archpmu_own_give_back(cl, c, BIT_ULL(failed));
 		bits &= ~BIT_ULL(failed);
 		gp &= ~BIT_ULL(failed);
 	}
 	cl->gp_reserved |= gp;
-	ctx->taken |= bits;
-	set_holder(c->cpu, bits, cl->holder);
 	return bits;
 }
 

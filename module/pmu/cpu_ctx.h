@@ -18,7 +18,8 @@
  *
  *  - active, owner[]: the live view. Written only on this CPU, with
  *    interrupts disabled, inside the cross-call that claims or releases the
- *    counters (archpmu_ctx_claim_local(), archpmu_ctx_release_local()), each
+ *    counters (archpmu_ctx_claim_local(), archpmu_ctx_release_local(), and
+ *    archpmu_ctx_grow_local() as a multiplexing claim takes more), each
  *    with WRITE_ONCE. An NMI on this CPU may read them at any time without a
  *    lock (READ_ONCE): a counter's owner is set before its counter is
  *    programmed, and it joins sampling (what the PMI handler looks at) only

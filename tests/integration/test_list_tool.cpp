@@ -179,3 +179,30 @@ TEST_CASE("list works without the module, without availability", "[list-tool]")
     CHECK(r.status == 0);
     CHECK_THAT(r.out, Catch::Contains("instructions") && Catch::Contains("availability not shown"));
 }
+
+TEST_CASE(
+    "list shows PERF_METRICS' metric events on the P-cores that have them, with their "
+    "level",
+    "[list-tool][topdown]")
+{
+    // An Arrow Lake as the real part: PERF_METRICS (levels 1 and 2) on its P-cores only.
+    LoadedModule module("model_perf_caps=0x8000 model_hybrid_perf_caps=0 " +
+                        dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
+    const auto list = tool_json("list --json");
+    REQUIRE(list["metrics"].size() == 8);
+    CHECK(list["metrics"][0]["name"] == "topdown-retiring");
+    CHECK(list["metrics"][0]["event"] == "cpu/event=0x00,umask=0x80/");
+    CHECK(list["metrics"][0]["level"] == 1);
+    CHECK(list["metrics"][7]["name"] == "topdown-mem-bound");
+    CHECK(list["metrics"][7]["level"] == 2);
+    std::vector<unsigned> p_cores;
+    for (const unsigned cpu : online_cpus())
+        if (!is_odd_cpu(cpu))
+            p_cores.push_back(cpu);
+    for (const auto& m : list["metrics"])
+        CHECK(m["cpus"].get<std::vector<unsigned>>() == p_cores);
+    const auto text = run_tool("list fetch-lat");
+    REQUIRE(text.status == 0);
+    CHECK_THAT(text.out, Catch::Contains("topdown-fetch-lat        cpu/event=0x00,umask=0x86/   "
+                                         "level 2  CPUs 0"));
+}

@@ -194,3 +194,60 @@ TEST_CASE("a multiplexing task session takes up the counters a CPU session lets 
     unpin();
     CHECK(pmu_msr_snapshot(dev, 0) == before);
 }
+
+TEST_CASE("a crowded-out group takes no freed counter that does not bring it on",
+          "[multiplex][grow]")
+{
+    LoadedModule module(std::string(kModel) + "mux_interval_ms=2");
+    // A group of four GP events, crowded out while GP 3 is another session's.
+    std::optional<Session> gp3;
+    gp3.emplace(events("r00c4@gp3"), on_cpus({0}));
+    Session s(events("{r01c2@gp,r02c2@gp,r03c2@gp,r04c2@gp}"),
+              on_cpus({0}, Mux::on, StartAt::open));
+    CHECK(s.read().values[0].crowded_out);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // GP 0-2 stay free: they would not bring the group on.
+    {
+        Session third(events("r00c5,r002e,r412e"), on_cpus({0}));
+        CHECK(s.read().values[0].crowded_out);
+    }
+    gp3.reset();
+    REQUIRE(all_on(s, std::chrono::milliseconds(2000)));
+    const auto from = values(s);
+    inject_together(0, {{0x01c2, 1}, {0x04c2, 4}});
+    const auto to = values(s);
+    CHECK(to[0] - from[0] == 1);
+    CHECK(to[3] - from[3] == 4);
+}
+
+TEST_CASE("a crowded-out top-down group takes PERF_METRICS only with fixed counter 3",
+          "[multiplex][grow][metrics]")
+{
+    LoadedModule module("model_rate_percent=0 model_perf_caps=0x8000 mux_interval_ms=2 " +
+                        dump_params("GenuineIntel00706E5_IceLakeY.txt"));
+    const archpmu::Device dev;
+    constexpr uint32_t kGlobalCtrl = 0x38f;
+    constexpr uint64_t kMetricsBit = 1ULL << 48;
+    const auto before = pmu_msr_snapshot(dev, 0);
+    {
+        // Slots alone holds fixed counter 3, not PERF_METRICS.
+        std::optional<Session> slots;
+        slots.emplace(events("slots"), on_cpus({0}));
+        Session s(events("{slots,cpu/event=0x00,umask=0x80/,cpu/event=0x00,umask=0x81/}"),
+                  on_cpus({0}, Mux::on, StartAt::open));
+        CHECK(s.read().values[1].crowded_out);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        // No turn enabled PERF_METRICS without its slots.
+        CHECK((model_read_msr(dev, 0, kGlobalCtrl) & kMetricsBit) == 0);
+        slots.reset();
+        REQUIRE(all_on(s, std::chrono::milliseconds(2000)));
+        const auto from = values(s);
+        inject_together(0,
+                        {{0x01a4, 255}, {0x02c2, 128}, {0x0073, 25}, {0x019c, 51}, {0x02a4, 51}});
+        const auto to = values(s);
+        CHECK(to[0] - from[0] == 255);
+        CHECK(to[1] - from[1] == 128);
+        CHECK(to[2] - from[2] == 25);
+    }
+    CHECK(pmu_msr_snapshot(dev, 0) == before);
+}

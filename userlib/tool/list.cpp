@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "archpmu/events.hpp"
 #include "archpmu/pfm_events.hpp"
 #include "archpmu/pmu.hpp"
+#include "stat_topdown.hpp"
 
 namespace archpmu::tool {
 namespace {
@@ -188,6 +191,26 @@ std::string constraint_text(
     return text;
 }
 
+// PERF_METRICS' metric events by perf's names (uapi: event 00H, umask 80H + i).
+constexpr std::array<std::string_view, ARCHPMU_NR_METRICS> kMetricEvents = {
+    "topdown-retiring",  "topdown-bad-spec",      "topdown-fe-bound",  "topdown-be-bound",
+    "topdown-heavy-ops", "topdown-br-mispredict", "topdown-fetch-lat", "topdown-mem-bound"};
+
+// The CPUs that count metric event i.
+std::vector<std::uint32_t> metric_cpus(const std::vector<CpuInfo>& cpus, unsigned i)
+{
+    std::vector<std::uint32_t> out;
+    for (const auto& c : cpus)
+        if (perf_metrics_fields(c) > i)
+            out.push_back(c.cpu);
+    return out;
+}
+
+std::string metric_config(unsigned i)
+{
+    return fmt::format("cpu/event=0x00,umask={:#x}/", ARCHPMU_METRIC_UMASK + i);
+}
+
 }  // namespace
 
 int run_list(const std::string& device, bool json, const std::string& pattern)
@@ -235,6 +258,19 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
             }
             doc["architectural"].push_back(std::move(j));
         }
+        // Where a CPU has PERF_METRICS (a module that drives it).
+        doc["metrics"] = nlohmann::ordered_json::array();
+        for (unsigned i = 0;
+             info && (info->capabilities & ARCHPMU_CAP_PERF_METRICS) && i < kMetricEvents.size();
+             ++i) {
+            const auto where = metric_cpus(cpus, i);
+            if (where.empty() || !matches(std::string(kMetricEvents[i]), pattern))
+                continue;
+            doc["metrics"].push_back({{"name", kMetricEvents[i]},
+                                      {"event", metric_config(i)},
+                                      {"level", i < 4 ? 1 : 2},
+                                      {"cpus", where}});
+        }
         doc["model_specific"] = nlohmann::ordered_json::array();
         for (const auto& e : specific)
             doc["model_specific"].push_back(
@@ -268,6 +304,19 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
         }
         std::cout << fmt::format("  {:<20} {:02X}H/{:02X}H  {:<8}  {}\n", name, code & 0xff,
                                  code >> 8, is_top_down(bit) ? "top-down" : "", where);
+    }
+    bool metrics_header = false;
+    for (unsigned i = 0;
+         info && (info->capabilities & ARCHPMU_CAP_PERF_METRICS) && i < kMetricEvents.size(); ++i) {
+        const auto where = metric_cpus(cpus, i);
+        if (where.empty() || !matches(std::string(kMetricEvents[i]), pattern))
+            continue;
+        if (!metrics_header)
+            std::cout << "\nTop-down metric events (PERF_METRICS), in a group led by slots: "
+                         "{slots,cpu/event=0x00,umask=0x80/,...}:\n";
+        metrics_header = true;
+        std::cout << fmt::format("  {:<24} {:<28} level {}  CPUs {}\n", kMetricEvents[i],
+                                 metric_config(i), i < 4 ? 1 : 2, format_cpu_list(where));
     }
     if (pmu.empty()) {
         std::cout

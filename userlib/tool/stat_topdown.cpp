@@ -219,6 +219,11 @@ bool level2_on(const CpuInfo& cpu)
 
 }  // namespace
 
+unsigned perf_metrics_fields(const CpuInfo& cpu)
+{
+    return level2_on(cpu) ? 8 : metrics_on(cpu) ? 4 : 0;
+}
+
 unsigned topdown_max_level(const std::vector<CpuInfo>& cpus)
 {
     return std::any_of(cpus.begin(), cpus.end(), level2_on) ? 2 : 1;

@@ -34,6 +34,10 @@ struct TopdownL1 {
     double core_bound = 0;
 };
 
+// How many of PERF_METRICS' metric events (uapi: event 00H, umask 80H + i) `cpu` counts:
+// 0 (no PERF_METRICS or no slots), 4 (level 1) or 8 (level 2 too, as perf's tables say).
+unsigned perf_metrics_fields(const CpuInfo& cpu);
+
 // The highest level these CPUs have: 2 where PERF_METRICS has level 2 (Sapphire Rapids,
 // Alder Lake's P-cores and later, as perf's tables say; not Ice, Tiger or Rocket Lake),
 // else 1.
