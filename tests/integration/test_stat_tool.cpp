@@ -255,6 +255,28 @@ TEST_CASE(
           "cpu_atom,60.0,20.0,10.0,10.0,\n");
 }
 
+TEST_CASE("stat --topdown takes level 1 from the architectural events on an E-core-only part",
+          "[stat-tool][topdown]")
+{
+    // As Alder Lake-N or Sierra Forest: v5, every architectural event (the four top-down
+    // categories among them), no slots counter and no PERF_METRICS.
+    LoadedModule module(
+        "backend=model model_version=5 model_gp=6 model_fixed=3 model_events_len=13 "
+        "model_rate_percent=0");
+    // Retiring 60, bad speculation 20, frontend 15, backend 5 of 100 slots.
+    const std::string work =
+        std::string(ARCHPMU_ITEST) + " --inject 0 0x02c2 60 0x0073 20 0x019c 15 0x02a4 5";
+    auto r = run_tool("stat --topdown -x, -C 0 -- " + work);
+    REQUIRE(r.status == 0);
+    CHECK(r.out ==
+          "Retiring,Bad Speculation,Frontend Bound,Backend Bound,\n"
+          "60.0,20.0,15.0,5.0,\n");
+    // Level 2 needs PERF_METRICS.
+    r = run_tool("stat --topdown --td-level 2 -C 0 --duration 0.1");
+    CHECK(r.status == 1);
+    CHECK_THAT(r.out, Catch::Contains("the max level here is 1"));
+}
+
 TEST_CASE("stat --topdown is refused, saying why, where no CPU has the events",
           "[stat-tool][topdown]")
 {

@@ -199,7 +199,11 @@ Metric metric_of(const StatTotals& t, std::size_t e, const Scope& c)
         {"dTLB-load-misses", "dTLB-loads", "of all dTLB cache accesses"},
         {"iTLB-load-misses", "iTLB-loads", "of all iTLB cache accesses"},
     };
-    const auto [pmu, name, mods] = split_event_name(t.events[e].name);
+    // Not a structured binding: C++17 lambdas cannot capture one.
+    const auto parts = split_event_name(t.events[e].name);
+    const std::string_view pmu = std::get<0>(parts);
+    const std::string_view name = std::get<1>(parts);
+    const std::string_view mods = std::get<2>(parts);
     Metric m;
     for (const auto& s : kNamedShadows) {
         if (name != s.name)
