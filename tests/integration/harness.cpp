@@ -27,6 +27,7 @@
 #include "../common/cpuid_dump.hpp"
 #include "archpmu.h"
 #include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
 #include "archpmu_test.h"
 
 namespace archpmu::itest {
@@ -419,6 +420,18 @@ archpmu::SessionOptions on_task(const archpmu::TaskScope& task, Mux mux, StartAt
     archpmu::SessionOptions o = on_cpus({}, mux, start);
     o.task = task;
     return o;
+}
+
+int open_errno(const std::string& list, const archpmu::SessionOptions& opts, std::string* why)
+{
+    try {
+        const archpmu::Session s(archpmu::parse_event_list(list), opts);
+        return 0;
+    } catch (const archpmu::Error& e) {
+        if (why)
+            *why = e.what();
+        return e.code().value();
+    }
 }
 
 }  // namespace archpmu::itest

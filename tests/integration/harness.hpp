@@ -126,6 +126,9 @@ enum class Mux { off, on };
 enum class StartAt { start, open };
 archpmu::SessionOptions on_cpus(std::vector<uint32_t> cpus, Mux mux = Mux::off,
                                 StartAt start = StartAt::start);
+// A Session of `list` opened with `opts`: 0, or its errno, with its message in *why.
+int open_errno(const std::string& list, const archpmu::SessionOptions& opts,
+               std::string* why = nullptr);
 // A task session's options.
 archpmu::SessionOptions on_task(const archpmu::TaskScope& task, Mux mux = Mux::off,
                                 StartAt start = StartAt::start);

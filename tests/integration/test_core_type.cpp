@@ -55,17 +55,6 @@ void check_counts(const archpmu::Results& r)
         CHECK(v.absent == (v.cpu == 0));
 }
 
-int open_errno(const std::string& list, const archpmu::SessionOptions& opts, std::string* why)
-{
-    try {
-        Session s(archpmu::parse_event_list(list), opts);
-        return 0;
-    } catch (const archpmu::Error& e) {
-        *why = e.what();
-        return e.code().value();
-    }
-}
-
 }  // namespace
 
 TEST_CASE("cpu_core and cpu_atom events count on their core type only, on CPUs",

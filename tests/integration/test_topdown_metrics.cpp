@@ -49,16 +49,6 @@ std::vector<uint64_t> values(const Session& s)
     return out;
 }
 
-int open_errno(const std::string& list, archpmu::SessionOptions opts = on_cpus({0}))
-{
-    try {
-        Session s(archpmu::parse_event_list(list), opts);
-        return 0;
-    } catch (const archpmu::Error& e) {
-        return e.code().value();
-    }
-}
-
 }  // namespace
 
 TEST_CASE(
@@ -110,21 +100,21 @@ TEST_CASE(
     SECTION("with PERF_METRICS")
     {
         LoadedModule module(icelake());
-        CHECK(open_errno("cpu/event=0x00,umask=0x80/") == EINVAL);
-        CHECK(open_errno("{instructions,cpu/event=0x00,umask=0x80/}") == EINVAL);
-        CHECK(open_errno("{slots:u,cpu/event=0x00,umask=0x80/}") == EINVAL);
+        CHECK(open_errno("cpu/event=0x00,umask=0x80/", on_cpus({0})) == EINVAL);
+        CHECK(open_errno("{instructions,cpu/event=0x00,umask=0x80/}", on_cpus({0})) == EINVAL);
+        CHECK(open_errno("{slots:u,cpu/event=0x00,umask=0x80/}", on_cpus({0})) == EINVAL);
         auto r = run_tool("stat -e cpu/event=0x00,umask=0x80/ -C 0 --duration 0.1");
         CHECK(r.status == 1);
         CHECK_THAT(r.out, Catch::Contains("in a group led by slots"));
         // Two sessions cannot share PERF_METRICS (nor fixed counter 3).
         Session s(archpmu::parse_event_list(kGroup), on_cpus({0}));
-        CHECK(open_errno(kGroup) == EBUSY);
+        CHECK(open_errno(kGroup, on_cpus({0})) == EBUSY);
         CHECK(open_errno(kGroup, on_cpus({1})) == 0);
     }
     SECTION("without")
     {
         LoadedModule module(icelake(false));
-        CHECK(open_errno(kGroup) == ENOENT);
+        CHECK(open_errno(kGroup, on_cpus({0})) == ENOENT);
         const auto r = run_tool(std::string("stat -e '") + kGroup + "' -C 0 --duration 0.1");
         CHECK(r.status == 1);
         CHECK_THAT(r.out, Catch::Contains("needs PERF_METRICS"));

@@ -56,20 +56,6 @@ const char* cpu_hint(int err)
     return err == ENXIO ? " (no such CPU number)" : err == ENODEV ? " (the CPU is offline)" : "";
 }
 
-CoreType core_type_from(std::uint32_t raw)
-{
-    switch (raw) {
-        case ARCHPMU_CORE_TYPE_NONE:
-            return CoreType::none;
-        case ARCHPMU_CORE_TYPE_ATOM:
-            return CoreType::atom;
-        case ARCHPMU_CORE_TYPE_CORE:
-            return CoreType::core;
-        default:
-            return CoreType::unknown;
-    }
-}
-
 }  // namespace
 
 UniqueFd open_device_file(const std::string& path)
@@ -117,7 +103,7 @@ CpuInfo detail::cpu_info(int fd, std::uint32_t cpu)
     out.cpu = cmd.cpu;
     out.version = cmd.version;
     out.pmu_flags = cmd.pmu_flags;
-    out.core_type = core_type_from(cmd.core_type);
+    out.core_type = core_type_of(cmd.core_type);
     out.native_model_id = cmd.native_model_id;
     out.gp_counters = cmd.nr_gp;
     out.gp_width = cmd.gp_width;

@@ -52,18 +52,25 @@ std::string_view to_string(Backend backend)
     return "unknown";
 }
 
-std::optional<CoreType> event_core_type(std::uint32_t event_flags)
+CoreType core_type_of(std::uint32_t raw)
 {
-    switch ((event_flags & ARCHPMU_EVENT_CORE_TYPE) >> ARCHPMU_EVENT_CORE_TYPE_SHIFT) {
-        case 0:
-            return std::nullopt;
-        case ARCHPMU_CORE_TYPE_CORE:
-            return CoreType::core;
+    switch (raw) {
+        case ARCHPMU_CORE_TYPE_NONE:
+            return CoreType::none;
         case ARCHPMU_CORE_TYPE_ATOM:
             return CoreType::atom;
+        case ARCHPMU_CORE_TYPE_CORE:
+            return CoreType::core;
         default:
             return CoreType::unknown;
     }
+}
+
+std::optional<CoreType> event_core_type(std::uint32_t event_flags)
+{
+    const std::uint32_t raw =
+        (event_flags & ARCHPMU_EVENT_CORE_TYPE) >> ARCHPMU_EVENT_CORE_TYPE_SHIFT;
+    return raw ? std::optional<CoreType>(core_type_of(raw)) : std::nullopt;
 }
 
 std::string_view to_string(CoreType type)

@@ -20,6 +20,8 @@ enum class Privilege { none, own_user, all };
 std::string_view to_string(Backend backend);
 // "core", "atom", or "none"/"unknown".
 std::string_view to_string(CoreType type);
+// ARCHPMU_CORE_TYPE_* (CPUID.1AH:EAX[31:24]) as a CoreType.
+CoreType core_type_of(std::uint32_t raw);
 // The core type an event is for (ARCHPMU_EVENT_CORE_TYPE in EventSpec::flags, perf's
 // cpu_core/.../ and cpu_atom/.../), or nullopt: every CPU.
 std::optional<CoreType> event_core_type(std::uint32_t event_flags);
