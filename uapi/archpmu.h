@@ -251,12 +251,15 @@ struct archpmu_cpu_info {
  *   -EMFILE      no free file descriptor
  *   -ENFILE      the system's limit of open files is reached
  *   -EINVAL      reserved, EN, INT or PC bits in config; unknown flags;
- *                nr_events 0; a CPU listed twice; a counter pinned twice
+ *                nr_events 0; a CPU listed twice; a counter pinned twice; a
+ *                group member for another core type than its leader
  *   -E2BIG       nr_events > ARCHPMU_MAX_EVENTS or nr_cpus > nr_cpu_ids
  *   -EDOM        INV or EQ without CMASK (both change only the CMASK comparison)
- *   -EOPNOTSUPP  AnyThread where the CPU lacks it (v1-v2) or deprecates it
+ *   -EOPNOTSUPP  AnyThread where the CPU lacks it (v1-v2) or deprecates it;
+ *                an event for one core type in a sampling session
  *   -ENOENT      an architectural event the CPU marks unavailable (without
- *                ARCHPMU_EVENT_RAW), or a fixed-counter event without its counter
+ *                ARCHPMU_EVENT_RAW), or a fixed-counter event without its counter;
+ *                an event for a core type no CPU of the session has (bad_cpu ~0)
  *   -ECHRNG      a pinned counter the CPU does not have, or a fixed counter
  *                pinned for an event it does not count; a GP counter pinned
  *                outside the event's ARCHPMU_EVENT_GP_MASK, or a mask with
@@ -367,9 +370,10 @@ struct archpmu_cpu_info {
  * the flag nothing rotates anywhere: too many events are -ENOSPC, as
  * before.
  *
- * A rotating group that only counters others hold could take is never on
- * that CPU's PMU: its time_running stays 0 there while time_enabled grows
- * (perf's <not counted>), and its values have ARCHPMU_VALUE_CROWDED_OUT.
+ * A rotating group that only counters others hold could take is not on
+ * that CPU's PMU until they let go of them: its time_running stays 0 there
+ * while time_enabled grows (perf's <not counted>), and its values have
+ * ARCHPMU_VALUE_CROWDED_OUT.
  * Likewise on a hybrid part an event one core type lacks (an architectural
  * event it marks unavailable, or a fixed counter's own event without that
  * counter) is not refused: its group counts on the CPUs that have it, and
@@ -688,11 +692,13 @@ struct archpmu_count_ctl {
 #define ARCHPMU_VALUE_MULTIPLEXED 0x004U /* the event takes turns on this CPU's counters
 					  * (ARCHPMU_COUNT_OPEN_MULTIPLEX)
 					  */
-#define ARCHPMU_VALUE_CROWDED_OUT 0x008U /* others held every counter its group could use
-					  * on this CPU: it never counts here
+#define ARCHPMU_VALUE_CROWDED_OUT 0x008U /* others hold every counter its group could use
+					  * on this CPU: it does not count here (until
+					  * they let go of them)
 					  */
-#define ARCHPMU_VALUE_ABSENT	0x010U	/* this CPU's core type lacks the event (hybrid):
-					 * it never counts here
+#define ARCHPMU_VALUE_ABSENT	0x010U	/* this CPU's core type lacks the event (hybrid),
+					 * or the event is for another core type: it
+					 * never counts here
 					 */
 
 struct archpmu_count_value {
@@ -703,7 +709,8 @@ struct archpmu_count_value {
 	__u64 value;		/* 64-bit count, never wraps */
 	__u64 time_enabled;	/* ns the session was started on this CPU (where its
 				 * groups take turns: and online; 0 for an absent
-				 * event of a CPU session; see multiplexing above)
+				 * event of a CPU session, and for an event of
+				 * another core type; see multiplexing above)
 				 */
 	__u64 time_running;	/* ns the counter counted (less while the CPU was offline,
 				 * and while the event was multiplexed off the PMU)

@@ -339,7 +339,10 @@ static int mux_check(struct archpmu_claims *cl, struct archpmu_count_open *out)
 	return 0;
 }
 
-/* Whether @c's groups take turns; those that do are multiplexed for good. */
+/*
+ * Whether @c's groups take turns; those that do are multiplexed for good.
+ * An event absent here takes no turn: it is absent, not multiplexed.
+ */
 static void set_turns(struct archpmu_claims *cl, struct archpmu_claim *c, bool turns)
 {
 	struct archpmu_mux_cpu *mc = mux_cpu(c);
@@ -347,7 +350,8 @@ static void set_turns(struct archpmu_claims *cl, struct archpmu_claim *c, bool t
 
 	mc->turns = turns;
 	for (e = 0; e < cl->nr_events && turns; e++)
-		if (!archpmu_group_stays(cl->ev, cl->nr_events, archpmu_group_lead(cl->ev, e)))
+		if (!(c->absent & BIT_ULL(e)) &&
+		    !archpmu_group_stays(cl->ev, cl->nr_events, archpmu_group_lead(cl->ev, e)))
 			mc->rotating |= BIT_ULL(e);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Events for one core type (ARCHPMU_EVENT_CORE_TYPE, perf's cpu_core/.../ and
-// cpu_atom/.../) on the Arrow Lake impersonation (CPU 0 a P-core, CPU 1 an E-core):
+// cpu_atom/.../) on the Arrow Lake impersonation (CPU 0 a P-core, CPU 1 an E-core, and
+// so on: the odd CPUs are E-cores):
 // each counts on its type only, exactly, unscaled, in CPU and task sessions, with and
 // without multiplexing; the refusals say why.
 #include <catch2/catch.hpp>
@@ -41,10 +42,11 @@ void check_counts(const archpmu::Results& r)
     CHECK(r.events[2].value == 107);
     for (std::size_t e = 0; e < 3; ++e)
         CHECK_FALSE(r.events[e].absent);  // each counts somewhere
-    // Per CPU: absent on the other type, with no counter and no time.
+    // Per CPU: absent on the other type (the odd CPUs are E-cores), with no counter
+    // and no time.
     for (const auto& v : r.events[0].per_cpu) {
         INFO("cpu " << v.cpu);
-        CHECK(v.absent == (v.cpu == 1));
+        CHECK(v.absent == is_odd_cpu(v.cpu));
         if (v.absent) {
             CHECK(v.counter == ARCHPMU_NO_COUNTER);
             CHECK(v.time_enabled_ns == 0);
@@ -52,7 +54,7 @@ void check_counts(const archpmu::Results& r)
         }
     }
     for (const auto& v : r.events[1].per_cpu)
-        CHECK(v.absent == (v.cpu == 0));
+        CHECK(v.absent == !is_odd_cpu(v.cpu));
 }
 
 }  // namespace
@@ -86,6 +88,28 @@ TEST_CASE("cpu_core and cpu_atom events count on their core type only, on CPUs",
         CHECK(r.events[1].per_cpu[1].counter == (ARCHPMU_COUNTER_FIXED | 1));
         CHECK(r.events[3].value == 5);
         CHECK(r.events[3].per_cpu[1].absent);
+    }
+    // Taking turns on the P-core (12 GP events on at most 10 GP counters) while the
+    // E-core's own event, alone there, counts all the time, exactly.
+    {
+        std::string list;
+        for (int i = 0; i < 12; ++i)
+            list += "cpu_core/event=0xc4,umask=0x00/@gp,";
+        Session s(archpmu::parse_event_list(list + "cpu_atom/event=0xc4,umask=0x00/"),
+                  on_cpus({0, 1}, Mux::on));
+        s.start();
+        inject_events(1, 0x00c4, 50);
+        const auto r = s.results();
+        REQUIRE(r.events.size() == 13);
+        CHECK(r.events[12].value == 50);
+        for (const auto& v : r.events[12].per_cpu) {
+            INFO("cpu " << v.cpu);
+            CHECK(v.absent == (v.cpu == 0));
+            CHECK_FALSE(v.multiplexed);
+        }
+        CHECK(r.events[0].per_cpu[0].multiplexed);
+        CHECK(r.events[0].per_cpu[1].absent);
+        CHECK(r.events[0].value == 0);
     }
     // The tool's lines: a cpu_core/.../ event keeps its name, on its type's line only.
     const auto t = run_tool("stat -x, -C 0,1 -e cpu_core/event=0xd1,umask=0x08/,cycles -- " +
@@ -129,6 +153,10 @@ TEST_CASE("an event for a core type no CPU of the session has is refused, saying
         CHECK_THAT(why, Catch::Contains("counts on cpu_atom CPUs only, and the session has none"));
         CHECK(open_errno("cpu_core/cycles/", on_cpus({1}, Mux::on), &why) == ENOENT);
         CHECK_THAT(why, Catch::Contains("counts on cpu_core CPUs only, and the session has none"));
+        // Another refusal of such an event says its own reason: AnyThread, which v6
+        // deprecates, not sampling.
+        CHECK(open_errno("cpu_core/event=0x3c,any/", on_cpus({0, 1}), &why) == EOPNOTSUPP);
+        CHECK_THAT(why, Catch::Contains("AnyThread"));
         // A group of two core types, as a program might build it.
         auto mixed = archpmu::parse_event_list("cpu_core/cycles/,cpu_atom/instructions/");
         mixed[1].flags |= ARCHPMU_EVENT_GROUP;

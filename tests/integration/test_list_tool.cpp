@@ -203,6 +203,10 @@ TEST_CASE(
         CHECK(m["cpus"].get<std::vector<unsigned>>() == p_cores);
     const auto text = run_tool("list fetch-lat");
     REQUIRE(text.status == 0);
+    std::string cpus;
+    for (const unsigned cpu : p_cores)
+        cpus += (cpus.empty() ? "" : ",") + std::to_string(cpu);
     CHECK_THAT(text.out, Catch::Contains("topdown-fetch-lat        cpu/event=0x00,umask=0x86/   "
-                                         "level 2  CPUs 0"));
+                                         "level 2  CPUs " +
+                                         cpus + "\n"));
 }

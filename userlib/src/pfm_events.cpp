@@ -146,8 +146,8 @@ Encoded encode_everywhere(const std::vector<pfm_pmu_info_t>& pmus, const std::st
                : there == Encoded::ok    ? "encoded differently"
                                          : "not programmable") +
               " on " + pmus[i].name + " (libpfm4), unlike " + pmus.front().name +
-              "; archpmu programs one encoding on every CPU: give it raw "
-              "(cpu/event=...,umask=.../) with -C for one core type";
+              "; a name stands for one encoding on every CPU: give each core type's "
+              "raw (cpu_core/event=...,umask=.../, cpu_atom/event=...,umask=.../)";
         return Encoded::unprogrammable;
     }
     return Encoded::ok;

@@ -312,8 +312,10 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
         if (where.empty() || !matches(std::string(kMetricEvents[i]), pattern))
             continue;
         if (!metrics_header)
-            std::cout << "\nTop-down metric events (PERF_METRICS), in a group led by slots: "
-                         "{slots,cpu/event=0x00,umask=0x80/,...}:\n";
+            std::cout << "\nTop-down metric events (PERF_METRICS) by perf's names, given as "
+                         "their encoding in a group led by slots, {slots,cpu/event=0x00,"
+                         "umask=0x80/,...} (topdown-retiring by name is the architectural "
+                         "C2H/02H):\n";
         metrics_header = true;
         std::cout << fmt::format("  {:<24} {:<28} level {}  CPUs {}\n", kMetricEvents[i],
                                  metric_config(i), i < 4 ? 1 : 2, format_cpu_list(where));

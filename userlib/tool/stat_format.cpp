@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -101,9 +102,16 @@ bool counted(const StatTotals& t, std::size_t e, const Scope& sc)
 std::tuple<std::string_view, std::string_view, std::string_view> split_event_name(
     std::string_view full)
 {
+    // In any case, as the event parser takes it.
+    const auto same = [](std::string_view a, std::string_view b) {
+        return a.size() == b.size() &&
+               std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+                   return std::tolower(static_cast<unsigned char>(x)) == y;
+               });
+    };
     for (const std::string_view pmu : {"cpu_core/", "cpu_atom/"}) {
         const std::size_t close = full.find('/', pmu.size());
-        if (full.substr(0, pmu.size()) == pmu && close != std::string_view::npos)
+        if (same(full.substr(0, pmu.size()), pmu) && close != std::string_view::npos)
             return {full.substr(0, pmu.size() - 1), full.substr(pmu.size(), close - pmu.size()),
                     full.substr(close + 1)};
     }

@@ -33,11 +33,11 @@ struct CountValue {
     bool incomplete = false;
     // The event takes turns on the CPU's counters (ARCHPMU_VALUE_MULTIPLEXED).
     bool multiplexed = false;
-    // Others held every counter it could use on the CPU: it never counts there
-    // (ARCHPMU_VALUE_CROWDED_OUT).
+    // Others hold every counter it could use on the CPU: it does not count there
+    // until they let go of them (ARCHPMU_VALUE_CROWDED_OUT).
     bool crowded_out = false;
-    // The CPU's core type lacks the event (hybrid): it never counts there
-    // (ARCHPMU_VALUE_ABSENT).
+    // The CPU's core type lacks the event (hybrid), or the event is for another core
+    // type (cpu_core/.../): it never counts there (ARCHPMU_VALUE_ABSENT).
     bool absent = false;
 
     // perf's scaling: what the event would have counted had it been on the PMU
@@ -143,7 +143,8 @@ public:
     [[nodiscard]] Results results() const { return summarize(events_, read()); }
 
     [[nodiscard]] const std::vector<EventSpec>& events() const noexcept { return events_; }
-    // The counter each event got on the session's first CPU.
+    // The counter each event got on the session's first CPU (ARCHPMU_NO_COUNTER: off the
+    // PMU there, multiplexed or absent).
     [[nodiscard]] const std::vector<std::uint32_t>& counters() const noexcept { return counters_; }
     [[nodiscard]] std::uint32_t cpu_count() const noexcept { return cpu_count_; }
 
