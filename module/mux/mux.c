@@ -59,15 +59,10 @@ static unsigned long turn_period(void)
 	return max(1UL, msecs_to_jiffies(READ_ONCE(mux_interval_ms)));
 }
 
-static struct archpmu_mux_cpu *mux_cpu(const struct archpmu_claim *c)
-{
-	return archpmu_mux_cpu(c);
-}
-
 /* Does @c's CPU take turns (some of its groups rotate: mux_place())? */
 static bool takes_turns(const struct archpmu_claim *c)
 {
-	return c->partial && mux_cpu(c)->turns;
+	return c->partial && archpmu_mux_cpu(c)->turns;
 }
 
 /* Is there work for the turns: groups that rotate, or wait for counters? */
@@ -77,7 +72,7 @@ static bool has_turns(const struct archpmu_claims *cl)
 
 	for (i = 0; i < cl->nr_cpus; i++)
 		if (takes_turns(&cl->cpus[i]) ||
-		    (cl->cpus[i].partial && mux_cpu(&cl->cpus[i])->crowded))
+		    (cl->cpus[i].partial && archpmu_mux_cpu(&cl->cpus[i])->crowded))
 			return true;
 	return false;
 }
@@ -111,7 +106,7 @@ static void turn_local(struct archpmu_batch *b)
 	struct archpmu_claim *c = container_of(b, struct archpmu_claim, batch);
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	const struct archpmu_claims *cl = c->claims;
-	struct archpmu_mux_cpu *mc = mux_cpu(c);
+	struct archpmu_mux_cpu *mc = archpmu_mux_cpu(c);
 	u64 rot = c->used & ~mc->keep;
 	unsigned int e;
 	int idx;
@@ -152,7 +147,7 @@ static void turned_local(struct archpmu_batch *b)
 {
 	struct archpmu_claim *c = container_of(b, struct archpmu_claim, batch);
 	const struct archpmu_claims *cl = c->claims;
-	struct archpmu_mux_cpu *mc = mux_cpu(c);
+	struct archpmu_mux_cpu *mc = archpmu_mux_cpu(c);
 	unsigned int e;
 	u64 now;
 
@@ -173,7 +168,7 @@ static void turned_local(struct archpmu_batch *b)
  */
 static void build_turn(struct archpmu_mux *m, struct archpmu_claim *c)
 {
-	struct archpmu_mux_cpu *mc = mux_cpu(c);
+	struct archpmu_mux_cpu *mc = archpmu_mux_cpu(c);
 	struct archpmu_claims *cl = m->cl;
 	bool enable = !cl->scope;
 	u64 rot, fixed_val = 0, fixed_mask, evtsel;
@@ -232,7 +227,7 @@ static void build_turn(struct archpmu_mux *m, struct archpmu_claim *c)
 /* After the round: fold the outgoing events; the incoming ones count from zero. */
 static void turned(struct archpmu_claims *cl, struct archpmu_claim *c)
 {
-	struct archpmu_mux_cpu *mc = mux_cpu(c);
+	struct archpmu_mux_cpu *mc = archpmu_mux_cpu(c);
 	u32 out[ARCHPMU_MAX_EVENTS];
 	unsigned int e;
 
@@ -273,7 +268,7 @@ static int turn_all(struct archpmu_mux *m)
 	archpmu_claims_round_begin(cl);
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
-		bool grows = mux_cpu(c)->grow;
+		bool grows = archpmu_mux_cpu(c)->grow;
 
 		/* Nothing to turn where all that can be on is on at once. */
 		if ((!takes_turns(c) && !grows) || !c->programmed)
@@ -281,7 +276,7 @@ static int turn_all(struct archpmu_mux *m)
 		/* Nor where the session's tasks have not run since the last turn. */
 		if (!grows && cl->scope && !cl->scope->open(cl, c) &&
 		    cl->scope->time_ns(cl, c, ktime_get_mono_fast_ns()) ==
-		    mux_cpu(c)->on_pmu_mark)
+		    archpmu_mux_cpu(c)->on_pmu_mark)
 			continue;
 		build_turn(m, c);
 		archpmu_claims_round_add(cl, c);
@@ -329,14 +324,32 @@ static int mux_check(struct archpmu_claims *cl, struct archpmu_count_open *out)
 		for (i = 0; i < cl->nr_cpus; i++)
 			if (!archpmu_event_elsewhere(&cl->cpus[i].desc, &cl->ev[lead]))
 				break;
-		e = __ffs64(cl->cpus[i < cl->nr_cpus ? i : 0].absent & group);
-		out->bad_event = e;
-		out->bad_cpu = i < cl->nr_cpus ? cl->cpus[i].cpu : ~0U;
-		if (i == cl->nr_cpus)
+		if (i == cl->nr_cpus) {
+			out->bad_event = lead;
+			out->bad_cpu = ~0U;
 			return -ENOENT;
+		}
+		e = __ffs64(cl->cpus[i].absent & group);
+		out->bad_event = e;
+		out->bad_cpu = cl->cpus[i].cpu;
 		return archpmu_check_event(&cl->cpus[i].desc, &cl->ev[e]) ?: -ENOENT;
 	}
 	return 0;
+}
+
+/*
+ * Do groups take turns on @c's CPU: does a turn's placement @counters leave
+ * an event off that is neither absent nor crowded out?
+ */
+static bool leaves_off(const struct archpmu_claims *cl, const struct archpmu_claim *c,
+		       const u32 *counters, u64 crowded)
+{
+	unsigned int e;
+
+	for (e = 0; e < cl->nr_events; e++)
+		if (counters[e] == ARCHPMU_NO_COUNTER && !((c->absent | crowded) & BIT_ULL(e)))
+			return true;
+	return false;
 }
 
 /*
@@ -345,7 +358,7 @@ static int mux_check(struct archpmu_claims *cl, struct archpmu_count_open *out)
  */
 static void set_turns(struct archpmu_claims *cl, struct archpmu_claim *c, bool turns)
 {
-	struct archpmu_mux_cpu *mc = mux_cpu(c);
+	struct archpmu_mux_cpu *mc = archpmu_mux_cpu(c);
 	unsigned int e;
 
 	mc->turns = turns;
@@ -357,9 +370,8 @@ static void set_turns(struct archpmu_claims *cl, struct archpmu_claim *c, bool t
 
 void archpmu_mux_replan(struct archpmu_mux *m, struct archpmu_claim *c, u64 pool)
 {
-	struct archpmu_mux_cpu *mc = mux_cpu(c);
+	struct archpmu_mux_cpu *mc = archpmu_mux_cpu(c);
 	struct archpmu_claims *cl = m->cl;
-	bool turns = false;
 	u64 crowded;
 	unsigned int e;
 
@@ -373,10 +385,7 @@ void archpmu_mux_replan(struct archpmu_mux *m, struct archpmu_claim *c, u64 pool
 		mc->next[e] = c->hw[e].counter;
 	archpmu_mux_turn(m->scratch, &c->desc, cl->ev, cl->nr_events, c->absent, pool,
 			 mc->first, mc->next);
-	for (e = 0; e < cl->nr_events; e++)
-		if (mc->next[e] == ARCHPMU_NO_COUNTER && !((c->absent | crowded) & BIT_ULL(e)))
-			turns = true;
-	set_turns(cl, c, turns);
+	set_turns(cl, c, leaves_off(cl, c, mc->next, crowded));
 }
 
 /*
@@ -387,7 +396,7 @@ static int mux_place(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bus
 		     u32 *counters, unsigned int *bad)
 {
 	struct archpmu_mux *m = cl->placer_data;
-	struct archpmu_mux_cpu *mc = mux_cpu(c);
+	struct archpmu_mux_cpu *mc = archpmu_mux_cpu(c);
 	bool turns;
 	unsigned int e;
 	u64 pool;
@@ -409,11 +418,7 @@ static int mux_place(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bus
 	 * Nothing to turn if what can go on is all on at once: then the CPU
 	 * holds only the counters in use (the plan adds them), not the pool.
 	 */
-	turns = false;
-	for (e = 0; e < cl->nr_events; e++)
-		if (counters[e] == ARCHPMU_NO_COUNTER &&
-		    !((c->absent | mc->crowded) & BIT_ULL(e)))
-			turns = true;
+	turns = leaves_off(cl, c, counters, mc->crowded);
 	c->used = turns ? mc->stay | pool : mc->stay;
 	mc->rotating = 0;
 	set_turns(cl, c, turns);
@@ -423,7 +428,7 @@ static int mux_place(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bus
 static u32 mux_report(const struct archpmu_claims *cl, const struct archpmu_claim *c,
 		      unsigned int e, u64 running, u64 *on_pmu)
 {
-	const struct archpmu_mux_cpu *mc = mux_cpu(c);
+	const struct archpmu_mux_cpu *mc = archpmu_mux_cpu(c);
 	u32 flags = 0;
 
 	*on_pmu = mc->on_pmu_ns[e];
@@ -438,7 +443,7 @@ static u32 mux_report(const struct archpmu_claims *cl, const struct archpmu_clai
 
 static void mux_reset(struct archpmu_claims *cl, struct archpmu_claim *c)
 {
-	struct archpmu_mux_cpu *mc = mux_cpu(c);
+	struct archpmu_mux_cpu *mc = archpmu_mux_cpu(c);
 
 	memset(mc->on_pmu_ns, 0, sizeof(mc->on_pmu_ns));
 	mc->on_pmu_mark = 0;
