@@ -261,3 +261,22 @@ TEST_CASE("a session with rings reads and sums as a counting session does",
     // One injection of 1000 is one overflow: one sample.
     CHECK(s.ring_stats().at(0).samples >= 1);
 }
+
+TEST_CASE("a Counter counts perf's cache events as the CPU model encodes them",
+          "[counter-front][cache-events]")
+{
+    LoadedModule module(std::string(kExact) + " " + dump_params("GenuineIntel00506E3_Skylake.txt"));
+    pin_to(0);
+    // Skylake: MEM_INST_RETIRED.ALL_LOADS (81D0H) and L1D.REPLACEMENT (151H).
+    archpmu::Counter c{"L1-dcache-loads,L1-dcache-load-misses"};
+    c.start();
+    inject_here(0x81d0, 400);
+    inject_here(0x0151, 40);
+    c.stop();
+    unpin();
+    CHECK(c.result().get("L1-dcache-loads") == 400);
+    CHECK(c.result().get("L1-dcache-load-misses") == 40);
+    // One that needs OFFCORE_RSP is refused at the open, saying so.
+    CHECK_THROWS_WITH(archpmu::Counter{"LLC-loads"}, Catch::Contains("'LLC-loads': it needs "
+                                                                     "OFFCORE_RSP"));
+}

@@ -210,3 +210,28 @@ TEST_CASE(
                                          "level 2  CPUs " +
                                          cpus + "\n"));
 }
+
+TEST_CASE("list shows perf's cache events as each core type encodes them",
+          "[list-tool][cache-events]")
+{
+    {
+        LoadedModule module(dump_params("GenuineIntel00506E3_Skylake.txt"));
+        const auto text = run_tool("list '*dcache-load*'");
+        REQUIRE(text.status == 0);
+        CHECK_THAT(text.out, Catch::Contains("  L1-dcache-loads            0x81d0\n"));
+        CHECK_THAT(text.out, Catch::Contains("  L1-dcache-load-misses      0x151\n"));
+        CHECK_THAT(text.out, !Catch::Contains("LLC-loads"));
+        CHECK_THAT(run_tool("list LLC-loads").out,
+                   Catch::Contains("  LLC-loads                  not supported\n"));
+    }
+    LoadedModule module(dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
+    const auto list = tool_json("list --json");
+    const auto misses = std::find_if(list["cache"].begin(), list["cache"].end(), [](const auto& c) {
+        return c["name"] == "L1-dcache-load-misses";
+    });
+    REQUIRE(misses != list["cache"].end());
+    CHECK((*misses)["encodings"]["core"]["config"] == "0xe124");
+    CHECK((*misses)["encodings"]["atom"]["config"].is_null());
+    CHECK_THAT((*misses)["encodings"]["atom"]["why"].get<std::string>(),
+               Catch::Contains("no such event"));
+}

@@ -89,6 +89,32 @@ TEST_CASE("record: perf report names the function the command spun in", "[record
     CHECK(sum >= 90.0);  // the instructions' shares of the function's samples
 }
 
+TEST_CASE("record -e with a cache event writes perf's cache event into perf.data",
+          "[record-tool][cache-events]")
+{
+    LoadedModule mod(dump_params("GenuineIntel00506E3_Skylake.txt"));
+    const unsigned cpu = online_cpus().back();
+    const std::string file = "/tmp/archpmu-record-cache.data";
+    ::unlink(file.c_str());
+    // The model counts the event as injected (81D0H: Skylake's L1-dcache-loads).
+    const auto rec =
+        run_command(std::string(ARCHPMU_TOOL) + " record -e L1-dcache-loads -c 100 -o " + file +
+                    " -- taskset -c " + std::to_string(cpu) + " " + ARCHPMU_ITEST +
+                    " --inject here 0x81d0 1000");
+    INFO(rec.out);
+    REQUIRE(rec.status == 0);
+    // perf names it from its generic cache type and config, as its own recordings.
+    const auto header = run_command("perf evlist -i " + file);
+    INFO(header.out);
+    CHECK(header.out.find("L1-dcache-loads") != std::string::npos);
+    const auto report = run_command("perf report -i " + file + " --stdio --sort comm");
+    INFO(report.out);
+    REQUIRE(report.status == 0);
+    // One injection of 1000 is one overflow: one sample, of the injecting command.
+    CHECK(report.out.find("# Samples: 1  of event 'L1-dcache-loads'") != std::string::npos);
+    CHECK(perf_report_share(report.out, "archpmu_itest") == 100.0);
+}
+
 TEST_CASE("record: kernel samples are symbolised through kallsyms", "[record-tool]")
 {
     LoadedModule mod("backend=model model_version=4");

@@ -195,7 +195,7 @@ TEST_CASE("ARCHPMU_COUNT_OPEN_START opens a started session in two rounds", "[ro
     // The library opens started too.
     archpmu::SessionOptions started;
     started.start_now = true;
-    archpmu::Session lib({archpmu::EventSpec{"branches", kBranches, 0, 0, {}}}, started);
+    archpmu::Session lib({archpmu::EventSpec{"branches", kBranches, 0, 0, {}, {}}}, started);
     inject_events(cpus.front(), kBranches, 77);
     bool seen = false;
     for (const auto& v : lib.read().values)

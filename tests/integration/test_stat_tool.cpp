@@ -375,3 +375,55 @@ TEST_CASE("stat -d counts perf's detailed events as a Skylake encodes them, exac
     CHECK(r.status == 129);
     CHECK_THAT(r.out, Catch::Contains("--device"));
 }
+
+TEST_CASE("stat -e takes perf's cache events, encoded for the model, <not supported> as perf",
+          "[stat-tool][detailed][cache-events]")
+{
+    LoadedModule module("model_rate_percent=0 " + dump_params("GenuineIntel00506E3_Skylake.txt"));
+    const std::string work =
+        "sh -c '" + injector(0, "0x81d0", 400) + "; " + injector(0, "0x0151", 40) + "'";
+    auto r =
+        run_tool("stat -x, -C 0 -e l1-dcache-loads,L1-dcache-load-misses,LLC-loads -- " + work);
+    REQUIRE(r.status == 0);
+    CHECK_THAT(r.out, Catch::Contains("archpmu stat: not supported: LLC-loads: it needs "
+                                      "OFFCORE_RSP"));
+    CHECK_THAT(r.out, Catch::Matches("(.|\n)*\n400,,l1-dcache-loads,[0-9]+,100\\.00,,,gp[0-3]\n"
+                                     "40,,L1-dcache-load-misses,[0-9]+,100\\.00,10\\.00,"
+                                     "of all L1-dcache accesses,gp[0-3]\n"
+                                     "<not supported>,,LLC-loads,0,100\\.00,,,-\n"));
+    // In a group it is refused, named, and nothing runs.
+    r = run_tool("stat -e '{cycles,LLC-load-misses}' -C 0 -- true");
+    CHECK(r.status != 0);
+    CHECK_THAT(r.out, Catch::Contains("'LLC-load-misses' in a group: it needs OFFCORE_RSP"));
+}
+
+TEST_CASE(
+    "stat -e L1-dcache-loads on an Arrow Lake counts each core type, as perf's cpu_core/ "
+    "and cpu_atom/ rows",
+    "[stat-tool][detailed][cache-events][core-type]")
+{
+    LoadedModule module("model_rate_percent=0 " +
+                        dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
+    const auto here = [](unsigned cpu, const char* code, unsigned n) {
+        return "taskset -c " + std::to_string(cpu) + " " + ARCHPMU_ITEST + " --inject here " +
+               code + " " + std::to_string(n);
+    };
+    const std::string work = "sh -c '" + here(0, "0x81d0", 400) + "; " + here(0, "0xe124", 40) +
+                             "; " + here(1, "0x81d0", 200) + "'";
+    const auto r = run_tool("stat -x, -e L1-dcache-loads,L1-dcache-load-misses -- " + work);
+    REQUIRE(r.status == 0);
+    const auto row = [&](const std::string& line) {
+        INFO(line);
+        CHECK_THAT(r.out, Catch::Matches("(.|\n)*\n" + line + "\n(.|\n)*"));
+    };
+    row("400,,cpu_core/L1-dcache-loads/,[0-9]+,100\\.00,,,gp[0-9]");
+    row("200,,cpu_atom/L1-dcache-loads/,[0-9]+,100\\.00,,,gp[0-7]");
+    row("40,,cpu_core/L1-dcache-load-misses/,[0-9]+,100\\.00,10\\.00,of all L1-dcache "
+        "accesses,gp[0-9]");
+    row("<not supported>,,cpu_atom/L1-dcache-load-misses/,0,100\\.00,,,-");
+    // One core type named: that one alone.
+    const auto p = run_tool("stat -x, -e cpu_atom/L1-dcache-loads/ -- " + work);
+    REQUIRE(p.status == 0);
+    CHECK_THAT(p.out, Catch::StartsWith("200,,cpu_atom/L1-dcache-loads/,"));
+    CHECK_THAT(p.out, !Catch::Contains("cpu_core/"));
+}

@@ -196,6 +196,26 @@ TEST_CASE("D on a group member is refused: the whole group is pinned or none of 
     CHECK(parse_event_list("{cycles:D,instructions}")[0].flags == ARCHPMU_EVENT_NO_ROTATE);
 }
 
+TEST_CASE("perf's cache events parse by name, encoded when the session opens",
+          "[events][cache-events]")
+{
+    const auto list = parse_event_list(
+        "L1-dcache-load-misses:u,l1-DCACHE-loads,cpu_core/dTLB-loads/:k,{iTLB-loads,cycles}");
+    REQUIRE(list.size() == 5);
+    CHECK(list[0].cache_event == "L1-dcache-load-misses");
+    CHECK(list[0].config == ARCHPMU_EVTSEL_USR);  // the modifiers' bits only
+    CHECK(list[0].name == "L1-dcache-load-misses:u");
+    CHECK(list[1].cache_event == "L1-dcache-loads");  // perf's spelling, from any case
+    CHECK(list[2].cache_event == "dTLB-loads");
+    CHECK(list[2].flags == ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_CORE));
+    CHECK(list[2].config == ARCHPMU_EVTSEL_OS);
+    CHECK(list[3].cache_event == "iTLB-loads");
+    CHECK(list[4].flags == ARCHPMU_EVENT_GROUP);
+    CHECK(list[4].cache_event.empty());
+    CHECK(parse_event("cycles").cache_event.empty());
+    CHECK_THAT(error_of("L1-dcache-stores"), Catch::Contains("unknown event 'L1-dcache-stores'"));
+}
+
 TEST_CASE("cpu_core/.../ and cpu_atom/.../ count on one core type, as perf's hybrid PMUs",
           "[events][core-type]")
 {

@@ -164,6 +164,20 @@ TEST_CASE("perf attributes for archpmu events", "[perf_data]")
     CHECK(a.exclude_user == 0);
     CHECK(a.exclude_kernel == 0);
     CHECK((a.sample_type & PERF_SAMPLE_READ) == 0);
+
+    // perf's cache events as perf writes them: its generic cache type and config.
+    a = archpmu::perf_attr_for(archpmu::parse_event("L1-dcache-load-misses:u"), false);
+    CHECK(a.type == PERF_TYPE_HW_CACHE);
+    CHECK(a.config == (PERF_COUNT_HW_CACHE_L1D | PERF_COUNT_HW_CACHE_OP_READ << 8 |
+                       PERF_COUNT_HW_CACHE_RESULT_MISS << 16));
+    CHECK(a.exclude_kernel == 1);
+    CHECK(archpmu::perf_attr_for(archpmu::parse_event("iTLB-loads"), false).config ==
+          PERF_COUNT_HW_CACHE_ITLB);
+    CHECK(archpmu::perf_attr_for(archpmu::parse_event("L1-dcache-prefetch-misses"), false).config ==
+          (PERF_COUNT_HW_CACHE_L1D | PERF_COUNT_HW_CACHE_OP_PREFETCH << 8 |
+           PERF_COUNT_HW_CACHE_RESULT_MISS << 16));
+    CHECK(archpmu::perf_attr_for(archpmu::parse_event("LLC-loads"), false).config ==
+          PERF_COUNT_HW_CACHE_LL);
 }
 
 TEST_CASE("a perf.data file reads back: header, attributes, ids, data, features", "[perf_data]")

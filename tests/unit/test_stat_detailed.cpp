@@ -6,6 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "archpmu.h"
+#include "archpmu/cache_events.hpp"
+#include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
 #include "stat_detailed.hpp"
 #include "stat_format.hpp"
 
@@ -72,8 +75,8 @@ TEST_CASE("stat -d on Skylake: the kernel's encodings, LLC not supported", "[sta
     // LLC-loads is OFFCORE_RESPONSE, which needs an MSR archpmu never writes.
     CHECK_FALSE(d[2].spec);
     CHECK_THAT(d[2].why, Contains("OFFCORE_RSP"));
-    CHECK(archpmu::tool::detailed_event_name("iTLB-loads"));
-    CHECK_FALSE(archpmu::tool::detailed_event_name("instructions"));
+    CHECK(archpmu::cache_event_name("itlb-LOADS") == "iTLB-loads");
+    CHECK(archpmu::cache_event_name("instructions").empty());
     CHECK_FALSE(d[3].spec);
     // L1-icache-loads: Skylake's table has none (perf: <not supported>).
     CHECK_FALSE(d[4].spec);
@@ -169,6 +172,71 @@ TEST_CASE(
     CHECK(p[1].name == "L1-dcache-load-misses");
     REQUIRE(p[1].spec);
     CHECK(p[1].spec->flags == 0);
+}
+
+TEST_CASE("stat -e with perf's cache events: encoded per model, split per core type as perf",
+          "[stat][detailed][cache-events]")
+{
+    using archpmu::CoreType;
+    using archpmu::parse_event_list;
+    using archpmu::tool::with_cache_events;
+    const std::vector<archpmu::CpuInfo> skl = {cpu(0, kSkylake), cpu(1, kSkylake)};
+    // Encoded with their modifiers; the other events as they are.
+    auto rows =
+        with_cache_events(parse_event_list("cycles,L1-dcache-load-misses:u,LLC-loads"), skl, true);
+    REQUIRE(rows.size() == 3);
+    REQUIRE(rows[0].spec);
+    CHECK(rows[0].spec->config == 0x3c);
+    REQUIRE(rows[1].spec);
+    CHECK(rows[1].spec->config == (0x151 | ARCHPMU_EVTSEL_USR));
+    CHECK(rows[1].spec->cache_event.empty());
+    CHECK(rows[1].name == "L1-dcache-load-misses:u");
+    // LLC-loads needs OFFCORE_RSP: perf's <not supported> row.
+    CHECK_FALSE(rows[2].spec);
+    CHECK_THAT(rows[2].why, Contains("OFFCORE_RSP"));
+    // In a group it cannot be a row of its own: refused, named.
+    try {
+        with_cache_events(parse_event_list("{cycles,LLC-loads}"), skl, true);
+        FAIL("not refused");
+    } catch (const archpmu::Error& e) {
+        CHECK(e.code().value() == EOPNOTSUPP);
+        CHECK_THAT(e.reason(), Contains("'LLC-loads' in a group: it needs OFFCORE_RSP"));
+    }
+
+    // Alder Lake's P- and E-cores together: one event per core type, P-cores first.
+    const std::vector<archpmu::CpuInfo> adl = {cpu(0, kAlderLake, CoreType::core),
+                                               cpu(1, kAlderLake, CoreType::atom)};
+    rows = with_cache_events(parse_event_list("L1-dcache-load-misses,instructions"), adl, true);
+    REQUIRE(rows.size() == 3);
+    const uint32_t on_core = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_CORE);
+    const uint32_t on_atom = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_ATOM);
+    REQUIRE(rows[0].spec);
+    CHECK(rows[0].spec->config == 0xe124);
+    CHECK(rows[0].spec->flags == on_core);
+    CHECK_FALSE(rows[1].spec);
+    CHECK(rows[1].flags == on_atom);
+    CHECK_THAT(rows[1].why, Contains("no such event"));
+    CHECK(rows[2].name == "instructions");
+    // One core type named: that type's encoding alone.
+    rows = with_cache_events(parse_event_list("cpu_core/L1-dcache-load-misses/"), adl, true);
+    REQUIRE(rows.size() == 1);
+    REQUIRE(rows[0].spec);
+    CHECK(rows[0].spec->config == 0xe124);
+    // Without the module's core types, or in a group, the encodings must agree.
+    rows = with_cache_events(parse_event_list("L1-dcache-load-misses"), adl, false);
+    REQUIRE(rows.size() == 1);
+    CHECK_THAT(rows[0].why, Contains("differs"));
+    CHECK(with_cache_events(parse_event_list("{L1-dcache-loads,cycles}"), adl, true)
+              .at(0)
+              .spec->config == 0x81d0);
+    try {
+        with_cache_events(parse_event_list("{L1-dcache-load-misses,cycles}"), adl, true);
+        FAIL("not refused");
+    } catch (const archpmu::Error& e) {
+        CHECK(e.code().value() == EINVAL);
+        CHECK_THAT(e.reason(), Contains("cpu_core/L1-dcache-load-misses/ or "
+                                        "cpu_atom/L1-dcache-load-misses/"));
+    }
 }
 
 TEST_CASE("stat -d: <not supported> rows among the counts, miss ratios by name", "[stat][detailed]")

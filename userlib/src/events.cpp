@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "archpmu.h"
+#include "archpmu/cache_events.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/pfm_events.hpp"
 
@@ -258,6 +259,7 @@ std::uint64_t parse_hybrid_event(std::string_view text, std::string_view prefix,
     try {
         const EventSpec named = parse_event(inner);
         spec.flags |= named.flags;
+        spec.cache_event = named.cache_event;
         return named.config;
     } catch (const Error& e) {
         // Its reason, under the whole event: "bad event 'NAME': WHY\n...".
@@ -435,6 +437,8 @@ EventSpec parse_event(std::string_view text)
         const std::uint32_t code = named_code(key);
         if (code != ~0U) {
             spec.config = code;
+        } else if (const auto cache = cache_event_name(base); !cache.empty()) {
+            spec.cache_event = std::string(cache);
         } else if (key.size() > 1 && key[0] == 'r' &&
                    key.find_first_not_of("0123456789abcdef", 1) == std::string::npos) {
             if (key.size() > 17)

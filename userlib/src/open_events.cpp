@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The events as ARCHPMU_IOC_COUNT_OPEN takes them, with the GP counters
-// perf's event tables allow each model-specific event on.
+// The events as ARCHPMU_IOC_COUNT_OPEN takes them: perf's cache events encoded for
+// the CPUs, with the GP counters perf's event tables allow each model-specific event on.
 #include <sys/ioctl.h>
 
 #include <cerrno>
@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "archpmu/cache_events.hpp"
 #include "archpmu/counter_constraints.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/pmu.hpp"
@@ -60,6 +61,32 @@ std::uint32_t gp_mask(const std::set<std::pair<std::uint32_t, CoreType>>& kinds,
     return mask == ~0U ? 0 : mask & 0xffff;
 }
 
+// Cache event `spec`'s encoding on the kinds of CPU it counts on (its core type's, when
+// it names one), or a refusal that says why not.
+std::uint64_t cache_event_config(const std::set<std::pair<std::uint32_t, CoreType>>& kinds,
+                                 const EventSpec& spec)
+{
+    const auto only = event_core_type(spec.flags);
+    std::vector<CpuInfo> cpus;
+    for (const auto& [signature, type] : kinds) {
+        if (only && type != *only)
+            continue;
+        CpuInfo c;
+        c.cpuid_01_eax = signature;
+        c.core_type = type;
+        cpus.push_back(c);
+    }
+    const auto encoding = cache_event_encoding(spec.cache_event, cpus);
+    if (encoding.config)
+        return *encoding.config;
+    if (encoding.differs)
+        throw Error(EINVAL, "'" + spec.name +
+                                "': the P-cores and E-cores encode it differently; count it "
+                                "on one core type, as cpu_core/" +
+                                spec.cache_event + "/ or cpu_atom/" + spec.cache_event + "/");
+    throw Error(EOPNOTSUPP, "'" + spec.name + "': " + encoding.why);
+}
+
 }  // namespace
 
 std::vector<archpmu_event> module_events(int device_fd, std::uint64_t caps,
@@ -69,11 +96,17 @@ std::vector<archpmu_event> module_events(int device_fd, std::uint64_t caps,
     std::vector<archpmu_event> evs(events.size());
     bool model_specific = false;
     std::size_t lead = 0;
+    std::optional<std::set<std::pair<std::uint32_t, CoreType>>> kinds;
     for (std::size_t i = 0; i < events.size(); ++i) {
         evs[i].config = events[i].config;
         evs[i].flags = events[i].flags;
         evs[i].counter = events[i].counter;
-        model_specific = model_specific || !is_arch_event_encoding(events[i].config);
+        if (!events[i].cache_event.empty()) {
+            if (!kinds)
+                kinds = cpu_kinds(device_fd, cpus);
+            evs[i].config |= cache_event_config(*kinds, events[i]);
+        }
+        model_specific = model_specific || !is_arch_event_encoding(evs[i].config);
         if ((evs[i].flags & ARCHPMU_EVENT_CORE_TYPE) && !(caps & ARCHPMU_CAP_CORE_TYPE))
             throw Error(EOPNOTSUPP, "'" + events[i].name +
                                         "': an event for one core type needs a newer "
@@ -90,10 +123,11 @@ std::vector<archpmu_event> module_events(int device_fd, std::uint64_t caps,
     }
     if (!(caps & ARCHPMU_CAP_COUNTER_MASK) || !model_specific)
         return evs;
-    const auto kinds = cpu_kinds(device_fd, cpus);
+    if (!kinds)
+        kinds = cpu_kinds(device_fd, cpus);
     for (auto& e : evs)
         if (!(e.flags & ARCHPMU_EVENT_GP_MASK))
-            e.flags |= ARCHPMU_EVENT_GP_COUNTERS(gp_mask(kinds, e));
+            e.flags |= ARCHPMU_EVENT_GP_COUNTERS(gp_mask(*kinds, e));
     return evs;
 }
 

@@ -117,6 +117,27 @@ long hardware_config(std::uint64_t config)
     }
 }
 
+// perf's PERF_TYPE_HW_CACHE config of a cache event (cache_events.hpp's names):
+// cache | operation << 8 | result << 16, as perf writes its cache events' attrs.
+std::uint64_t hw_cache_config(std::string_view name)
+{
+    const auto at = [&](std::string_view prefix) { return name.rfind(prefix, 0) == 0; };
+    const std::uint64_t cache = at("L1-dcache")   ? PERF_COUNT_HW_CACHE_L1D
+                                : at("L1-icache") ? PERF_COUNT_HW_CACHE_L1I
+                                : at("LLC")       ? PERF_COUNT_HW_CACHE_LL
+                                : at("dTLB")      ? PERF_COUNT_HW_CACHE_DTLB
+                                                  : PERF_COUNT_HW_CACHE_ITLB;
+    const bool prefetch = name.find("-prefetch") != std::string_view::npos;
+    const bool miss = name.find("-misses") != std::string_view::npos;
+    return cache |
+           static_cast<std::uint64_t>(prefetch ? PERF_COUNT_HW_CACHE_OP_PREFETCH
+                                               : PERF_COUNT_HW_CACHE_OP_READ)
+               << 8 |
+           static_cast<std::uint64_t>(miss ? PERF_COUNT_HW_CACHE_RESULT_MISS
+                                           : PERF_COUNT_HW_CACHE_RESULT_ACCESS)
+               << 16;
+}
+
 UniqueFd create_file(const std::string& path)
 {
     UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
@@ -153,7 +174,10 @@ perf_event_attr perf_attr_for(const EventSpec& event, bool read_group, bool call
     a.size = sizeof(a);
     const std::uint64_t config = event.config;
     const long hw = hardware_config(config);
-    if (hw >= 0) {
+    if (!event.cache_event.empty()) {
+        a.type = PERF_TYPE_HW_CACHE;
+        a.config = hw_cache_config(event.cache_event);
+    } else if (hw >= 0) {
         a.type = PERF_TYPE_HARDWARE;
         a.config = static_cast<std::uint64_t>(hw);
     } else {

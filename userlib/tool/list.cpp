@@ -8,13 +8,16 @@
 #include <algorithm>
 #include <array>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "archpmu.h"
+#include "archpmu/cache_events.hpp"
 #include "archpmu/counter_constraints.hpp"
 #include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
@@ -213,6 +216,21 @@ std::string metric_config(unsigned i)
 
 }  // namespace
 
+// perf's cache event `name` on each core type of `cpus` ("" for a part that is not
+// hybrid): its encoding there, or why none.
+std::vector<std::pair<std::string, CacheEventEncoding>> cache_encodings(
+    std::string_view name, const std::vector<CpuInfo>& cpus)
+{
+    std::vector<std::pair<std::string, CacheEventEncoding>> out;
+    std::map<std::string, std::vector<CpuInfo>> by_type;
+    for (const auto& c : cpus)
+        by_type[c.hybrid() ? std::string(to_string(c.core_type)) : std::string()].push_back(c);
+    out.reserve(by_type.size());
+    for (const auto& [type, of] : by_type)
+        out.emplace_back(type, cache_event_encoding(name, of));
+    return out;
+}
+
 int run_list(const std::string& device, bool json, const std::string& pattern)
 {
     // Without the module the names are still listed, without availability.
@@ -271,6 +289,22 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
                                       {"level", i < 4 ? 1 : 2},
                                       {"cpus", where}});
         }
+        // perf's cache events: {core type, or "all": config or null, why} per core type.
+        doc["cache"] = nlohmann::ordered_json::array();
+        for (const auto name : cache_event_names()) {
+            if (!matches(std::string(name), pattern))
+                continue;
+            nlohmann::ordered_json j;
+            j["name"] = name;
+            j["encodings"] = nlohmann::ordered_json::object();
+            for (const auto& [type, enc] : cache_encodings(name, cpus))
+                j["encodings"][type.empty() ? "all" : type] = {
+                    {"config", enc.config
+                                   ? nlohmann::ordered_json(fmt::format("{:#x}", *enc.config))
+                                   : nlohmann::ordered_json(nullptr)},
+                    {"why", enc.why}};
+            doc["cache"].push_back(std::move(j));
+        }
         doc["model_specific"] = nlohmann::ordered_json::array();
         for (const auto& e : specific)
             doc["model_specific"].push_back(
@@ -319,6 +353,21 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
         metrics_header = true;
         std::cout << fmt::format("  {:<24} {:<28} level {}  CPUs {}\n", kMetricEvents[i],
                                  metric_config(i), i < 4 ? 1 : 2, format_cpu_list(where));
+    }
+    bool cache_header = false;
+    for (const auto name : cache_event_names()) {
+        if (!matches(std::string(name), pattern))
+            continue;
+        if (!cache_header)
+            std::cout << "\nperf's cache events, encoded per CPU model as " +
+                             std::string(cache_event_table_source()) + " encodes them:\n";
+        cache_header = true;
+        std::string where;
+        for (const auto& [type, enc] : cache_encodings(name, cpus))
+            where += (where.empty() ? "" : "; ") + (type.empty() ? "" : type + " ") +
+                     (enc.config ? fmt::format("{:#x}", *enc.config) : "not supported");
+        std::cout << (where.empty() ? fmt::format("  {}\n", name)
+                                    : fmt::format("  {:<26} {}\n", name, where));
     }
     if (pmu.empty()) {
         std::cout

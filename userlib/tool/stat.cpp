@@ -173,15 +173,13 @@ std::vector<CpuInfo> counted_cpus(const StatOptions& opts, const Device& device)
     return cpus;
 }
 
-// -d: perf's detailed events after the others, each opened or shown <not supported>
-// (why, on stderr, once per reason).
-void add_detailed(StatPlan& plan, unsigned level, const std::vector<CpuInfo>& cpus,
-                  bool by_core_type)
+// The report's rows, each opened or shown <not supported> (why, on stderr, once per
+// reason): -e's events, their cache events encoded for the CPUs, then -d's.
+void set_rows(StatPlan& plan, const std::vector<DetailedEvent>& rows)
 {
-    plan.rows = plan.events;
-    plan.opened.assign(plan.rows.size(), true);
+    plan.events.clear();
     std::vector<std::pair<std::string, std::string>> why;  // reason, names
-    for (auto& d : detailed_events(level, cpus, by_core_type)) {
+    for (const auto& d : rows) {
         if (d.spec) {
             plan.events.push_back(*d.spec);
             plan.rows.push_back(*d.spec);
@@ -241,9 +239,19 @@ StatPlan plan_of(const StatOptions& opts)
         fmt.topdown_level = std::min(opts.topdown_level, highest);
         plan.events = topdown_events(cpus, fmt.topdown_level);
     }
-    if (opts.detailed)
-        add_detailed(plan, opts.detailed, counted_cpus(opts, device),
-                     (info.capabilities & ARCHPMU_CAP_CORE_TYPE) != 0);
+    const bool by_core_type = (info.capabilities & ARCHPMU_CAP_CORE_TYPE) != 0;
+    const bool cache_events =
+        std::any_of(plan.events.begin(), plan.events.end(),
+                    [](const EventSpec& e) { return !e.cache_event.empty(); });
+    if (cache_events || opts.detailed) {
+        const auto cpus = counted_cpus(opts, device);
+        auto rows = with_cache_events(plan.events, cpus, by_core_type);
+        if (opts.detailed) {
+            auto more = detailed_events(opts.detailed, cpus, by_core_type);
+            rows.insert(rows.end(), more.begin(), more.end());
+        }
+        set_rows(plan, rows);
+    }
     if (info.privilege == Privilege::own_user && !opts.system_wide) {
         plan.events = user_mode_named(plan.events);
         // The rows' names as the events' (a <not supported> row has no mode to add).

@@ -3,110 +3,67 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdint>
 #include <iterator>
 #include <utility>
 
 #include "archpmu.h"
+#include "archpmu/cache_events.hpp"
+#include "archpmu/error.hpp"
 
 #include <fmt/format.h>
 
 namespace archpmu::tool {
 namespace {
 
-// Which cores a row is for: every core of a non-hybrid part, or a hybrid part's
-// P-cores or E-cores (with its LP E-cores).
-enum class Unit : std::uint8_t { any, core, atom };
-using U = Unit;
-
-constexpr std::size_t kEntries = 12;
-constexpr std::int64_t kInvalid = -1;  // perf: -EINVAL
-constexpr std::int64_t kOffcore = -2;  // needs OFFCORE_RSP_x
-
-struct CacheRow {
-    unsigned family;
-    unsigned model;
-    Unit unit;
-    std::array<std::int64_t, kEntries> encodings;
-};
-
-#include "cache_events_table.inc"
-
-// perf's names, in the order of the table's columns and of builtin-stat.c's
-// detailed_attrs (-d), very_detailed_attrs (-dd), very_very_detailed_attrs (-ddd).
-constexpr std::array<std::string_view, kEntries> kNames = {
-    "L1-dcache-loads",  "L1-dcache-load-misses", "LLC-loads",
-    "LLC-load-misses",  "L1-icache-loads",       "L1-icache-load-misses",
-    "dTLB-loads",       "dTLB-load-misses",      "iTLB-loads",
-    "iTLB-load-misses", "L1-dcache-prefetches",  "L1-dcache-prefetch-misses"};
-// How many columns each level adds up to: -d 4, -dd 10, -ddd 12.
+// How many events each level adds up to: -d 4, -dd 10, -ddd 12.
 constexpr std::array<std::size_t, 4> kLevelEnd = {0, 4, 10, 12};
 
-const CacheRow* find_row(const CpuInfo& cpu)
-{
-    const unsigned family = cpu.family();
-    const unsigned model = cpu.model();
-    const Unit want = cpu.core_type == CoreType::core   ? Unit::core
-                      : cpu.core_type == CoreType::atom ? Unit::atom
-                                                        : Unit::any;
-    // A hybrid model whose CPUID does not say hybrid: Alder and Raptor Lake with their
-    // E-cores off, which the kernel sets up as their P-cores (later models get no
-    // PMU from the kernel then; their P-cores' encodings are the best guess).
-    const CacheRow* other = nullptr;
-    for (const auto& row : kCacheRows) {
-        if (row.family != family || row.model != model)
-            continue;
-        if (row.unit == want)
-            return &row;
-        if (row.unit == Unit::any || (want == Unit::any && row.unit == Unit::core))
-            other = &row;
-    }
-    return other;
-}
-
-}  // namespace
-
-namespace {
-
-// Detailed event `i` as `name` on `cpus`, or why it is not supported there.
-DetailedEvent resolve(std::size_t i, std::string name, const std::vector<CpuInfo>& cpus)
+// Cache event `like` (its EventSpec::cache_event, with its name, modifiers and flags) on
+// `cpus`, or why it is not supported there.
+DetailedEvent resolve(const EventSpec& like, const std::vector<CpuInfo>& cpus)
 {
     DetailedEvent ev;
-    ev.name = std::move(name);
-    std::int64_t encoding = 0;
-    bool first = true;
-    bool unknown = false;
-    for (const auto& cpu : cpus) {
-        const CacheRow* row = find_row(cpu);
-        std::int64_t here = row ? row->encodings[i] : 0;
-        here = here == kInvalid ? 0 : here;  // both are perf's <not supported>
-        unknown = unknown || cpu.cpuid_01_eax == 0;
-        if (first) {
-            encoding = here;
-            first = false;
-        } else if (here != encoding) {
-            ev.why = "its encoding differs between the CPUs counted (CPU " +
-                     std::to_string(cpu.cpu) +
-                     "'s core type); count one core type's CPUs system-wide with -C, or load "
-                     "a newer module (ARCHPMU_CAP_CORE_TYPE)";
-            return ev;
-        }
-    }
-    if (encoding == kOffcore)
-        ev.why =
-            "it needs OFFCORE_RSP (OMR on the newest parts), a model-specific MSR "
-            "archpmu does not program";
-    else if (encoding == 0 && unknown)
-        ev.why = "the module does not report the CPU model (CPUID.1:EAX): update it";
-    else if (encoding == 0)
-        ev.why = "the CPU model has no such event (perf says <not supported> too)";
-    if (ev.why.empty()) {
-        EventSpec spec;
-        spec.name = ev.name;
-        spec.config = static_cast<std::uint64_t>(encoding);
+    ev.name = like.name;
+    ev.flags = like.flags & ARCHPMU_EVENT_CORE_TYPE;
+    const auto encoding = cache_event_encoding(like.cache_event, cpus);
+    ev.why = encoding.why;
+    if (encoding.differs)
+        ev.why +=
+            "; count one core type's CPUs system-wide with -C, or load a newer module "
+            "(ARCHPMU_CAP_CORE_TYPE)";
+    if (encoding.config) {
+        EventSpec spec = like;
+        spec.config |= *encoding.config;
+        spec.cache_event.clear();
         ev.spec = spec;
     }
     return ev;
+}
+
+// A hybrid part's P- and E-cores among `cpus`, when both are counted and the module can
+// keep an event to one core type: perf then opens a cache event once per core type.
+bool split_by_core_type(const std::vector<CpuInfo>& cpus, bool by_core_type,
+                        std::vector<CpuInfo>& core, std::vector<CpuInfo>& atom)
+{
+    for (const auto& cpu : cpus)
+        (cpu.core_type == CoreType::atom ? atom : core).push_back(cpu);
+    return by_core_type && !atom.empty() && !core.empty() &&
+           std::all_of(core.begin(), core.end(),
+                       [](const CpuInfo& c) { return c.core_type == CoreType::core; });
+}
+
+// `like` on each core type: cpu_core's, then cpu_atom's.
+void add_per_core_type(std::vector<DetailedEvent>& out, const EventSpec& like,
+                       const std::vector<CpuInfo>& core, const std::vector<CpuInfo>& atom)
+{
+    for (const auto& [type, of] :
+         {std::pair{ARCHPMU_CORE_TYPE_CORE, &core}, std::pair{ARCHPMU_CORE_TYPE_ATOM, &atom}}) {
+        EventSpec one = like;
+        one.flags |= ARCHPMU_EVENT_ON_CORE_TYPE(type);
+        out.push_back(resolve(one, *of));
+    }
 }
 
 }  // namespace
@@ -115,30 +72,61 @@ std::vector<DetailedEvent> detailed_events(unsigned level, const std::vector<Cpu
                                            bool by_core_type)
 {
     const std::size_t end = kLevelEnd[level < 3 ? level : 3];
-    // A hybrid part's core types counted together: an event per core type, as perf's
-    // cpu_core/.../ and cpu_atom/.../, where the module can keep one to its type.
     std::vector<CpuInfo> core;
     std::vector<CpuInfo> atom;
-    for (const auto& cpu : cpus)
-        (cpu.core_type == CoreType::atom ? atom : core).push_back(cpu);
-    const bool split = by_core_type && !atom.empty() && !core.empty() &&
-                       std::all_of(core.begin(), core.end(),
-                                   [](const CpuInfo& c) { return c.core_type == CoreType::core; });
+    const bool split = split_by_core_type(cpus, by_core_type, core, atom);
     std::vector<DetailedEvent> out;
     for (std::size_t i = 0; i < end; ++i) {
-        const std::string name(kNames[i]);
-        if (!split) {
-            out.push_back(resolve(i, name, cpus));
+        EventSpec like;
+        like.name = std::string(cache_event_names().at(i));
+        like.cache_event = like.name;
+        if (split)
+            add_per_core_type(out, like, core, atom);
+        else
+            out.push_back(resolve(like, cpus));
+    }
+    return out;
+}
+
+std::vector<DetailedEvent> with_cache_events(const std::vector<EventSpec>& events,
+                                             const std::vector<CpuInfo>& cpus, bool by_core_type)
+{
+    std::vector<CpuInfo> core;
+    std::vector<CpuInfo> atom;
+    const bool split = split_by_core_type(cpus, by_core_type, core, atom);
+    std::vector<DetailedEvent> out;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        const EventSpec& e = events[i];
+        if (e.cache_event.empty()) {
+            DetailedEvent as_is;
+            as_is.name = e.name;
+            as_is.spec = e;
+            out.push_back(std::move(as_is));
             continue;
         }
-        for (const auto& [type, of] :
-             {std::pair{ARCHPMU_CORE_TYPE_CORE, &core}, std::pair{ARCHPMU_CORE_TYPE_ATOM, &atom}}) {
-            auto ev = resolve(i, name, *of);
-            ev.flags = ARCHPMU_EVENT_ON_CORE_TYPE(type);
-            if (ev.spec)
-                ev.spec->flags |= ev.flags;
-            out.push_back(std::move(ev));
+        const bool grouped = (e.flags & ARCHPMU_EVENT_GROUP) != 0 ||
+                             (i + 1 < events.size() && (events[i + 1].flags & ARCHPMU_EVENT_GROUP));
+        const auto type = event_core_type(e.flags);
+        if (split && !type && !grouped) {
+            add_per_core_type(out, e, core, atom);
+            continue;
         }
+        std::vector<CpuInfo> on;
+        for (const auto& cpu : cpus)
+            if (!type || cpu.core_type == *type)
+                on.push_back(cpu);
+        // No CPU of its core type: the open says so.
+        auto ev = on.empty() ? DetailedEvent{e.name, e, {}, e.flags & ARCHPMU_EVENT_CORE_TYPE}
+                             : resolve(e, on);
+        if (!ev.spec && grouped) {
+            if (split && !type)
+                throw Error(EINVAL, "'" + e.name +
+                                        "' in a group: the P-cores and E-cores encode it "
+                                        "differently; count it on one core type, as cpu_core/" +
+                                        e.cache_event + "/ or cpu_atom/" + e.cache_event + "/");
+            throw Error(EOPNOTSUPP, "'" + e.name + "' in a group: " + ev.why);
+        }
+        out.push_back(std::move(ev));
     }
     return out;
 }
@@ -185,16 +173,6 @@ StatTotals with_unopened_rows(const StatTotals& t, const std::vector<EventSpec>&
         ++from;
     }
     return out;
-}
-
-bool detailed_event_name(std::string_view name)
-{
-    return std::find(kNames.begin(), kNames.end(), name) != kNames.end();
-}
-
-std::string_view cache_table_source()
-{
-    return kCacheTableSource;
 }
 
 }  // namespace archpmu::tool

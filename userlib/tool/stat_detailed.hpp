@@ -36,16 +36,19 @@ struct DetailedEvent {
 std::vector<DetailedEvent> detailed_events(unsigned level, const std::vector<CpuInfo>& cpus,
                                            bool by_core_type);
 
+// `events` as rows of the report, in order, with -e's cache events (EventSpec::cache_event)
+// encoded for `cpus` as perf's: one that cannot be counted there is a <not supported> row,
+// and, where `by_core_type` and a hybrid part's P- and E-cores are counted together, one
+// outside a group is an event per core type (cpu_core/NAME/ and cpu_atom/NAME/). A cache
+// event in a group that cannot be counted (or would need both core types) is refused:
+// archpmu::Error names it and says why. Every other event is a row as it is.
+std::vector<DetailedEvent> with_cache_events(const std::vector<EventSpec>& events,
+                                             const std::vector<CpuInfo>& cpus, bool by_core_type);
+
 // The report's rows: `rows`, of which those `opened` are t's events, in order; the
 // others are perf's <not supported> rows (absent on every CPU, never counted). rows
 // empty: t as it is.
 StatTotals with_unopened_rows(const StatTotals& t, const std::vector<EventSpec>& rows,
                               const std::vector<bool>& opened);
-
-// One of perf's detailed events' names ("dTLB-loads"), without modifiers or PMU.
-bool detailed_event_name(std::string_view name);
-
-// "Linux 7.3.4": the kernel whose tables these are.
-std::string_view cache_table_source();
 
 }  // namespace archpmu::tool

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "stat_format.hpp"
 
-#include "stat_detailed.hpp"
+#include "archpmu/cache_events.hpp"
 
 #include <fmt/format.h>
 
@@ -213,13 +213,16 @@ Metric metric_of(const StatTotals& t, std::size_t e, const Scope& c)
     const std::string_view name = std::get<1>(parts);
     const std::string_view mods = std::get<2>(parts);
     Metric m;
+    // perf's cache events in any case, as the event parser takes them.
+    const std::string_view cache_name = cache_event_name(name);
     for (const auto& s : kNamedShadows) {
-        if (name != s.name)
+        if (cache_name != s.name)
             continue;
         m.unit = s.unit;
         // The loads of the same core type (by name or flags) and modifiers.
         const auto base = std::find_if(t.events.begin(), t.events.end(), [&](const EventSpec& ev) {
-            return split_event_name(ev.name) == std::tuple{pmu, s.base, mods} &&
+            const auto [ev_pmu, ev_name, ev_mods] = split_event_name(ev.name);
+            return ev_pmu == pmu && cache_event_name(ev_name) == s.base && ev_mods == mods &&
                    event_core_type(ev.flags) == event_core_type(t.events[e].flags);
         });
         if (base == t.events.end())
@@ -235,7 +238,7 @@ Metric metric_of(const StatTotals& t, std::size_t e, const Scope& c)
     }
     // A detailed event's encoding may be another's (iTLB-loads is C0H on Goldmont): it
     // has only the ratios of its name, as perf matches them by event type.
-    if (tool::detailed_event_name(name))
+    if (!cache_name.empty())
         return m;
     for (const auto& s : kShadows) {
         if ((t.events[e].config & 0xffff) != s.code)

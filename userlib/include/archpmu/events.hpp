@@ -28,6 +28,10 @@ struct EventSpec {
                                 // core type)
     std::uint32_t counter = 0;  // with ARCHPMU_EVENT_PIN: GP i, or ARCHPMU_COUNTER_FIXED | j
     SampleSpec sample;          // used by a session with rings only
+    // perf's generic cache event ("L1-dcache-loads", cache_events.hpp), encoded when the
+    // session opens for the CPUs it counts on: config holds only the modifiers' bits
+    // until then. Empty for any other event.
+    std::string cache_event;
 
     [[nodiscard]] std::uint32_t event_select() const { return config & 0xff; }
     [[nodiscard]] std::uint32_t umask() const { return (config >> 8) & 0xff; }
@@ -42,6 +46,11 @@ struct EventSpec {
 //            BR_INST_RETIRED.ALL_BRANCHES, BR_MISP_RETIRED.ALL_BRANCHES, TOPDOWN.SLOTS
 //   raw:     r<hex> (the PERFEVTSEL image: r00c0 is C0H/00H) and
 //            cpu/event=0xc0,umask=0x00,cmask=1,inv,edge,any/ (each term at most once)
+//   cache:   perf's generic cache events, L1-dcache-loads, L1-dcache-load-misses,
+//            LLC-loads, LLC-load-misses, L1-icache-loads, L1-icache-load-misses,
+//            dTLB-loads, dTLB-load-misses, iTLB-loads, iTLB-load-misses,
+//            L1-dcache-prefetches, L1-dcache-prefetch-misses (any case): encoded for
+//            the session's CPUs when it opens (EventSpec::cache_event)
 //   hybrid:  cpu_core/TERMS/ or cpu_core/NAME/ (cpu_atom alike, perf's PMUs of a hybrid
 //            part): the event counts on that core type only and is absent on the other
 //            (ARCHPMU_EVENT_CORE_TYPE; a module with ARCHPMU_CAP_CORE_TYPE)
