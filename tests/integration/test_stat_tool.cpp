@@ -32,6 +32,39 @@ void check_level1_csv(const std::string& options, const std::string& work)
           "50.2,9.8,20.0,20.0,\n");
 }
 
+// `command`'s own events: `n` of `code` injected by a task on `cpu`.
+std::string here(unsigned cpu, const char* code, unsigned n)
+{
+    return "taskset -c " + std::to_string(cpu) + " " + ARCHPMU_ITEST + " --inject here " + code +
+           " " + std::to_string(n);
+}
+
+// `out` has a whole line that matches `line`.
+void check_line(const std::string& out, const std::string& line)
+{
+    INFO(line);
+    CHECK_THAT(out, Catch::Matches("((.|\n)*\n)?" + line + "\n(.|\n)*"));
+}
+
+// The L1-dcache lines of stat -x, on the Arrow Lake impersonation for 400 loads and 40
+// misses on a P-core and 200 loads on an E-core, which has no L1-dcache-load-misses.
+void check_arrow_lake_l1_lines(const std::string& out)
+{
+    check_line(out, "400,,cpu_core/L1-dcache-loads/,[0-9]+,100\\.00,,,gp[0-9]");
+    check_line(out, "200,,cpu_atom/L1-dcache-loads/,[0-9]+,100\\.00,,,gp[0-7]");
+    check_line(out,
+               "40,,cpu_core/L1-dcache-load-misses/,[0-9]+,100\\.00,10\\.00,of all L1-dcache "
+               "accesses,gp[0-9]");
+    check_line(out, "<not supported>,,cpu_atom/L1-dcache-load-misses/,0,100\\.00,,,-");
+}
+
+// On CPU 0, 400 MEM_INST_RETIRED.ALL_LOADS and 40 L1D.REPLACEMENT: on the Skylake
+// impersonation, as the kernel's table encodes them, L1-dcache-loads and -load-misses.
+std::string skylake_l1_work()
+{
+    return "sh -c '" + injector(0, "0x81d0", 400) + "; " + injector(0, "0x0151", 40) + "'";
+}
+
 }  // namespace
 
 TEST_CASE("stat --json counts what the command did, exactly", "[stat-tool]")
@@ -298,29 +331,19 @@ TEST_CASE(
     // The command's own loads on each core type (CPU 0 a P-core, CPU 1 an E-core), as
     // the kernel's tables encode them there: 81D0H loads on both, E124H L1 misses and
     // E12H dTLB misses on the P-core, E08H dTLB misses on the E-core.
-    const auto here = [](unsigned cpu, const char* code, unsigned n) {
-        return "taskset -c " + std::to_string(cpu) + " " + ARCHPMU_ITEST + " --inject here " +
-               code + " " + std::to_string(n);
-    };
     const std::string work = "sh -c '" + here(0, "0x81d0", 400) + "; " + here(0, "0xe124", 40) +
                              "; " + here(0, "0x0e12", 8) + "; " + here(1, "0x81d0", 200) + "; " +
                              here(1, "0x0e08", 20) + "'";
     // No -C: the command, wherever it runs.
     const auto r = run_tool("stat -dd -x, -e instructions -- " + work);
     REQUIRE(r.status == 0);
-    const auto row = [&](const std::string& line) {
-        INFO(line);
-        CHECK_THAT(r.out, Catch::Matches("(.|\n)*\n" + line + "\n(.|\n)*"));
-    };
-    row("400,,cpu_core/L1-dcache-loads/,[0-9]+,100\\.00,,,gp[0-9]");
-    row("200,,cpu_atom/L1-dcache-loads/,[0-9]+,100\\.00,,,gp[0-7]");
-    row("40,,cpu_core/L1-dcache-load-misses/,[0-9]+,100\\.00,10\\.00,of all L1-dcache "
-        "accesses,gp[0-9]");
-    row("<not supported>,,cpu_atom/L1-dcache-load-misses/,0,100\\.00,,,-");
-    row("8,,cpu_core/dTLB-load-misses/,[0-9]+,100\\.00,2\\.00,of all dTLB cache accesses,"
-        "gp[0-9]");
-    row("20,,cpu_atom/dTLB-load-misses/,[0-9]+,100\\.00,10\\.00,of all dTLB cache accesses,"
-        "gp[0-7]");
+    check_arrow_lake_l1_lines(r.out);
+    check_line(r.out,
+               "8,,cpu_core/dTLB-load-misses/,[0-9]+,100\\.00,2\\.00,of all dTLB cache accesses,"
+               "gp[0-9]");
+    check_line(r.out,
+               "20,,cpu_atom/dTLB-load-misses/,[0-9]+,100\\.00,10\\.00,of all dTLB cache accesses,"
+               "gp[0-7]");
     CHECK_THAT(r.out, Catch::Contains("not supported: cpu_core/LLC-loads/, cpu_atom/LLC-loads/, "
                                       "cpu_core/LLC-load-misses/, cpu_atom/LLC-load-misses/: it "
                                       "needs OFFCORE_RSP"));
@@ -331,14 +354,13 @@ TEST_CASE(
     CHECK_THAT(p.out, !Catch::Contains("cpu_core/"));
 }
 
-TEST_CASE("stat -d counts perf's detailed events as a Skylake encodes them, exactly",
-          "[stat-tool][detailed]")
+TEST_CASE("stat -d and -e count perf's cache events as a Skylake encodes them, exactly",
+          "[stat-tool][detailed][cache-events]")
 {
     LoadedModule module("model_rate_percent=0 " + dump_params("GenuineIntel00506E3_Skylake.txt"));
     // MEM_INST_RETIRED.ALL_LOADS 400 and L1D.REPLACEMENT 40 on CPU 0, as the kernel's
     // table encodes L1-dcache-loads and -load-misses there; LLC-* need OFFCORE_RSP.
-    const std::string work =
-        "sh -c '" + injector(0, "0x81d0", 400) + "; " + injector(0, "0x0151", 40) + "'";
+    const std::string work = skylake_l1_work();
     auto r = run_tool("stat -d -x, -e instructions -C 0 -- " + work);
     REQUIRE(r.status == 0);
     CHECK_THAT(r.out, Catch::Contains("archpmu stat: not supported: LLC-loads, LLC-load-misses: "
@@ -349,6 +371,21 @@ TEST_CASE("stat -d counts perf's detailed events as a Skylake encodes them, exac
                                      "of all L1-dcache accesses,gp[0-3]\n"
                                      "<not supported>,,LLC-loads,0,100\\.00,,,-\n"
                                      "<not supported>,,LLC-load-misses,0,100\\.00,,,-\n"));
+    // The same names in -e: any case, the ratio, <not supported> where they cannot count.
+    r = run_tool("stat -x, -C 0 -e l1-dcache-loads,L1-dcache-load-misses,LLC-loads -- " + work);
+    REQUIRE(r.status == 0);
+    check_line(r.out,
+               "archpmu stat: not supported: LLC-loads: it needs OFFCORE_RSP \\(OMR on the newest "
+               "parts\\), a model-specific MSR archpmu does not program");
+    check_line(r.out, "400,,l1-dcache-loads,[0-9]+,100\\.00,,,gp[0-3]");
+    check_line(
+        r.out,
+        "40,,L1-dcache-load-misses,[0-9]+,100\\.00,10\\.00,of all L1-dcache accesses,gp[0-3]");
+    check_line(r.out, "<not supported>,,LLC-loads,0,100\\.00,,,-");
+    // In a group it is refused, named, and nothing runs.
+    r = run_tool("stat -e '{cycles,LLC-load-misses}' -C 0 -- true");
+    CHECK(r.status != 0);
+    CHECK_THAT(r.out, Catch::Contains("'LLC-load-misses' in a group: it needs OFFCORE_RSP"));
     // -dd and -ddd add the L1 instruction cache, the TLBs and the prefetches, in perf's
     // order, after the default events.
     r = run_tool("stat -ddd -C 0 -- true");
@@ -376,27 +413,6 @@ TEST_CASE("stat -d counts perf's detailed events as a Skylake encodes them, exac
     CHECK_THAT(r.out, Catch::Contains("--device"));
 }
 
-TEST_CASE("stat -e takes perf's cache events, encoded for the model, <not supported> as perf",
-          "[stat-tool][detailed][cache-events]")
-{
-    LoadedModule module("model_rate_percent=0 " + dump_params("GenuineIntel00506E3_Skylake.txt"));
-    const std::string work =
-        "sh -c '" + injector(0, "0x81d0", 400) + "; " + injector(0, "0x0151", 40) + "'";
-    auto r =
-        run_tool("stat -x, -C 0 -e l1-dcache-loads,L1-dcache-load-misses,LLC-loads -- " + work);
-    REQUIRE(r.status == 0);
-    CHECK_THAT(r.out, Catch::Contains("archpmu stat: not supported: LLC-loads: it needs "
-                                      "OFFCORE_RSP"));
-    CHECK_THAT(r.out, Catch::Matches("(.|\n)*\n400,,l1-dcache-loads,[0-9]+,100\\.00,,,gp[0-3]\n"
-                                     "40,,L1-dcache-load-misses,[0-9]+,100\\.00,10\\.00,"
-                                     "of all L1-dcache accesses,gp[0-3]\n"
-                                     "<not supported>,,LLC-loads,0,100\\.00,,,-\n"));
-    // In a group it is refused, named, and nothing runs.
-    r = run_tool("stat -e '{cycles,LLC-load-misses}' -C 0 -- true");
-    CHECK(r.status != 0);
-    CHECK_THAT(r.out, Catch::Contains("'LLC-load-misses' in a group: it needs OFFCORE_RSP"));
-}
-
 TEST_CASE(
     "stat -e L1-dcache-loads on an Arrow Lake counts each core type, as perf's cpu_core/ "
     "and cpu_atom/ rows",
@@ -404,23 +420,11 @@ TEST_CASE(
 {
     LoadedModule module("model_rate_percent=0 " +
                         dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
-    const auto here = [](unsigned cpu, const char* code, unsigned n) {
-        return "taskset -c " + std::to_string(cpu) + " " + ARCHPMU_ITEST + " --inject here " +
-               code + " " + std::to_string(n);
-    };
     const std::string work = "sh -c '" + here(0, "0x81d0", 400) + "; " + here(0, "0xe124", 40) +
                              "; " + here(1, "0x81d0", 200) + "'";
     const auto r = run_tool("stat -x, -e L1-dcache-loads,L1-dcache-load-misses -- " + work);
     REQUIRE(r.status == 0);
-    const auto row = [&](const std::string& line) {
-        INFO(line);
-        CHECK_THAT(r.out, Catch::Matches("(.|\n)*\n" + line + "\n(.|\n)*"));
-    };
-    row("400,,cpu_core/L1-dcache-loads/,[0-9]+,100\\.00,,,gp[0-9]");
-    row("200,,cpu_atom/L1-dcache-loads/,[0-9]+,100\\.00,,,gp[0-7]");
-    row("40,,cpu_core/L1-dcache-load-misses/,[0-9]+,100\\.00,10\\.00,of all L1-dcache "
-        "accesses,gp[0-9]");
-    row("<not supported>,,cpu_atom/L1-dcache-load-misses/,0,100\\.00,,,-");
+    check_arrow_lake_l1_lines(r.out);
     // One core type named: that one alone.
     const auto p = run_tool("stat -x, -e cpu_atom/L1-dcache-loads/ -- " + work);
     REQUIRE(p.status == 0);
