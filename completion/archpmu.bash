@@ -4,7 +4,9 @@
 
 _archpmu_events="cycles cpu-cycles instructions ref-cycles bus-cycles cache-references
 cache-misses branches branch-instructions branch-misses slots topdown-slots topdown-be-bound
-topdown-bad-spec topdown-fe-bound topdown-retiring lbr-inserts"
+topdown-bad-spec topdown-fe-bound topdown-retiring lbr-inserts L1-dcache-loads L1-dcache-load-misses
+LLC-loads LLC-load-misses L1-icache-loads L1-icache-load-misses dTLB-loads dTLB-load-misses
+iTLB-loads iTLB-load-misses L1-dcache-prefetches L1-dcache-prefetch-misses"
 
 # The model-specific names of this CPU, from `archpmu list` (libpfm4), once per shell.
 _archpmu_model_events()

@@ -225,6 +225,9 @@ TEST_CASE("list shows perf's cache events as each core type encodes them",
                    Catch::Contains("  LLC-loads                  not supported\n"));
     }
     LoadedModule module(dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
+    // P-cores first, as perf's cpu_core/ and cpu_atom/.
+    CHECK_THAT(run_tool("list L1-dcache-load-misses").out,
+               Catch::Contains("  L1-dcache-load-misses      core 0xe124; atom not supported\n"));
     const auto list = tool_json("list --json");
     const auto misses = std::find_if(list["cache"].begin(), list["cache"].end(), [](const auto& c) {
         return c["name"] == "L1-dcache-load-misses";

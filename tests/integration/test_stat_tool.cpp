@@ -386,6 +386,10 @@ TEST_CASE("stat -d and -e count perf's cache events as a Skylake encodes them, e
     r = run_tool("stat -e '{cycles,LLC-load-misses}' -C 0 -- true");
     CHECK(r.status != 0);
     CHECK_THAT(r.out, Catch::Contains("'LLC-load-misses' in a group: it needs OFFCORE_RSP"));
+    // Nothing left to count: refused, saying so, not an empty session.
+    r = run_tool("stat -e LLC-loads -C 0 -- true");
+    CHECK(r.status != 0);
+    CHECK_THAT(r.out, Catch::Contains("none of the events can count here"));
     // -dd and -ddd add the L1 instruction cache, the TLBs and the prefetches, in perf's
     // order, after the default events.
     r = run_tool("stat -ddd -C 0 -- true");
@@ -430,4 +434,12 @@ TEST_CASE(
     REQUIRE(p.status == 0);
     CHECK_THAT(p.out, Catch::StartsWith("200,,cpu_atom/L1-dcache-loads/,"));
     CHECK_THAT(p.out, !Catch::Contains("cpu_core/"));
+    // Its reason names it once; a core type none of the CPUs counted has is refused.
+    const auto llc = run_tool("stat -x, -e cpu_atom/LLC-loads/,instructions -- true");
+    CHECK(llc.status == 0);
+    CHECK_THAT(llc.out,
+               Catch::Contains("not supported: cpu_atom/LLC-loads/: it needs OFFCORE_RSP"));
+    const auto none = run_tool("stat -C 0 -e cpu_atom/L1-dcache-loads/ -- true");
+    CHECK(none.status != 0);
+    CHECK_THAT(none.out, Catch::Contains("counts on cpu_atom CPUs only, and the session has none"));
 }

@@ -156,22 +156,22 @@ TEST_CASE(
     const uint32_t on_atom = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_ATOM);
     REQUIRE(d[0].spec);
     CHECK(d[0].spec->config == 0x81d0);
-    CHECK(d[0].spec->flags == on_core);
+    CHECK(d[0].spec->flags == (on_core | ARCHPMU_EVENT_RAW));
     CHECK(d[0].flags == on_core);
     CHECK(d[3].flags == on_atom);
     REQUIRE(d[1].spec);
-    CHECK(d[1].spec->flags == on_atom);
+    CHECK(d[1].spec->flags == (on_atom | ARCHPMU_EVENT_RAW));
     // The P-cores count their L1-dcache-load-misses; the E-cores have none.
     REQUIRE(d[2].spec);
     CHECK(d[2].spec->config == 0xe124);
-    CHECK(d[2].spec->flags == on_core);
+    CHECK(d[2].spec->flags == (on_core | ARCHPMU_EVENT_RAW));
     CHECK_FALSE(d[3].spec);
     CHECK_THAT(d[3].why, Contains("has no such event"));
     // One core type alone: perf's names, no type.
     const auto p = archpmu::tool::detailed_events(1, {cpu(0, kAlderLake, CoreType::core)}, true);
     CHECK(p[1].name == "L1-dcache-load-misses");
     REQUIRE(p[1].spec);
-    CHECK(p[1].spec->flags == 0);
+    CHECK(p[1].spec->flags == ARCHPMU_EVENT_RAW);
 }
 
 TEST_CASE("stat -e with perf's cache events: encoded per model, split per core type as perf",
@@ -212,7 +212,7 @@ TEST_CASE("stat -e with perf's cache events: encoded per model, split per core t
     const uint32_t on_atom = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_ATOM);
     REQUIRE(rows[0].spec);
     CHECK(rows[0].spec->config == 0xe124);
-    CHECK(rows[0].spec->flags == on_core);
+    CHECK(rows[0].spec->flags == (on_core | ARCHPMU_EVENT_RAW));
     CHECK_FALSE(rows[1].spec);
     CHECK(rows[1].flags == on_atom);
     CHECK_THAT(rows[1].why, Contains("no such event"));
@@ -236,6 +236,14 @@ TEST_CASE("stat -e with perf's cache events: encoded per model, split per core t
         CHECK(e.code().value() == EINVAL);
         CHECK_THAT(e.reason(), Contains("cpu_core/L1-dcache-load-misses/ or "
                                         "cpu_atom/L1-dcache-load-misses/"));
+    }
+    // Where both core types lack it alike, the reason is theirs, not a difference.
+    try {
+        with_cache_events(parse_event_list("{cycles,LLC-loads}"), adl, true);
+        FAIL("not refused");
+    } catch (const archpmu::Error& e) {
+        CHECK(e.code().value() == EOPNOTSUPP);
+        CHECK_THAT(e.reason(), Contains("'LLC-loads' in a group: it needs OFFCORE_RSP"));
     }
 }
 
@@ -415,4 +423,17 @@ TEST_CASE(
           "300,,CPU_ATOM/cycles/,5,100.00,,,fixed1\n"
           "1000,,cpu_core/cycles/,5,100.00,,,fixed1\n"
           "2000,,cpu_core/instructions/,5,100.00,2.00,insn per cycle,fixed0\n");
+}
+
+TEST_CASE("an event's name for one core type, as perf's hybrid PMUs name it", "[stat][core-type]")
+{
+    using archpmu::name_on_core_type;
+    CHECK(name_on_core_type("L1-dcache-load-misses:u", "atom") ==
+          "cpu_atom/L1-dcache-load-misses/u");
+    CHECK(name_on_core_type("cpu/event=0xc0,umask=0/:k", "core") ==
+          "cpu_core/event=0xc0,umask=0/k");
+    CHECK(name_on_core_type("branches@gp", "core") == "cpu_core/branches/@gp");
+    // Named for its PMU already, or no core type: as it is.
+    CHECK(name_on_core_type("cpu_atom/LLC-loads/", "atom") == "cpu_atom/LLC-loads/");
+    CHECK(name_on_core_type("cycles", "") == "cycles");
 }

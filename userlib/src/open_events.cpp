@@ -76,6 +76,11 @@ std::uint64_t cache_event_config(const std::set<std::pair<std::uint32_t, CoreTyp
         c.core_type = type;
         cpus.push_back(c);
     }
+    if (cpus.empty() && only)
+        throw Error(ENOENT, "event '" + spec.name + "' counts on cpu_" +
+                                std::string(to_string(*only)) +
+                                " CPUs only, and the session has none ('archpmu info' shows each "
+                                "CPU's core type)");
     const auto encoding = cache_event_encoding(spec.cache_event, cpus);
     if (encoding.config)
         return *encoding.config;
@@ -105,6 +110,9 @@ std::vector<archpmu_event> module_events(int device_fd, std::uint64_t caps,
             if (!kinds)
                 kinds = cpu_kinds(device_fd, cpus);
             evs[i].config |= cache_event_config(*kinds, events[i]);
+            // The kernel's table encodes it for the model: CPUID's availability bits say
+            // nothing about it, as for perf's cache events.
+            evs[i].flags |= ARCHPMU_EVENT_RAW;
         }
         model_specific = model_specific || !is_arch_event_encoding(evs[i].config);
         if ((evs[i].flags & ARCHPMU_EVENT_CORE_TYPE) && !(caps & ARCHPMU_CAP_CORE_TYPE))

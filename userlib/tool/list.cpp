@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <array>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -221,13 +220,18 @@ std::string metric_config(unsigned i)
 std::vector<std::pair<std::string, CacheEventEncoding>> cache_encodings(
     std::string_view name, const std::vector<CpuInfo>& cpus)
 {
+    // P-cores first, as perf's cpu_core/ before cpu_atom/.
     std::vector<std::pair<std::string, CacheEventEncoding>> out;
-    std::map<std::string, std::vector<CpuInfo>> by_type;
-    for (const auto& c : cpus)
-        by_type[c.hybrid() ? std::string(to_string(c.core_type)) : std::string()].push_back(c);
-    out.reserve(by_type.size());
-    for (const auto& [type, of] : by_type)
-        out.emplace_back(type, cache_event_encoding(name, of));
+    for (const CoreType type :
+         {CoreType::core, CoreType::atom, CoreType::unknown, CoreType::none}) {
+        std::vector<CpuInfo> of;
+        for (const auto& c : cpus)
+            if ((c.hybrid() ? c.core_type : CoreType::none) == type)
+                of.push_back(c);
+        if (!of.empty())
+            out.emplace_back(type == CoreType::none ? std::string() : std::string(to_string(type)),
+                             cache_event_encoding(name, of));
+    }
     return out;
 }
 

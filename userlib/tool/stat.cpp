@@ -192,8 +192,7 @@ void set_rows(StatPlan& plan, const std::vector<DetailedEvent>& rows)
         plan.rows.push_back(row);
         plan.opened.push_back(false);
         const auto type = event_core_type(d.flags);
-        const std::string shown =
-            type ? "cpu_" + std::string(to_string(*type)) + "/" + d.name + "/" : d.name;
+        const std::string shown = type ? name_on_core_type(d.name, to_string(*type)) : d.name;
         auto same =
             std::find_if(why.begin(), why.end(), [&](const auto& w) { return w.first == d.why; });
         if (same == why.end())
@@ -251,6 +250,10 @@ StatPlan plan_of(const StatOptions& opts)
             rows.insert(rows.end(), more.begin(), more.end());
         }
         set_rows(plan, rows);
+        if (plan.events.empty())
+            throw Error(EOPNOTSUPP,
+                        "none of the events can count here (each is <not supported>, as "
+                        "above): nothing to count");
     }
     if (info.privilege == Privilege::own_user && !opts.system_wide) {
         plan.events = user_mode_named(plan.events);

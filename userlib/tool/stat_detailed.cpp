@@ -29,6 +29,7 @@ DetailedEvent resolve(const EventSpec& like, const std::vector<CpuInfo>& cpus)
     ev.flags = like.flags & ARCHPMU_EVENT_CORE_TYPE;
     const auto encoding = cache_event_encoding(like.cache_event, cpus);
     ev.why = encoding.why;
+    ev.differs = encoding.differs;
     if (encoding.differs)
         ev.why +=
             "; count one core type's CPUs system-wide with -C, or load a newer module "
@@ -37,6 +38,8 @@ DetailedEvent resolve(const EventSpec& like, const std::vector<CpuInfo>& cpus)
         EventSpec spec = like;
         spec.config |= *encoding.config;
         spec.cache_event.clear();
+        // Encoded for the model: CPUID's availability bits say nothing about it.
+        spec.flags |= ARCHPMU_EVENT_RAW;
         ev.spec = spec;
     }
     return ev;
@@ -116,10 +119,11 @@ std::vector<DetailedEvent> with_cache_events(const std::vector<EventSpec>& event
             if (!type || cpu.core_type == *type)
                 on.push_back(cpu);
         // No CPU of its core type: the open says so.
-        auto ev = on.empty() ? DetailedEvent{e.name, e, {}, e.flags & ARCHPMU_EVENT_CORE_TYPE}
-                             : resolve(e, on);
+        auto ev = on.empty()
+                      ? DetailedEvent{e.name, e, {}, e.flags & ARCHPMU_EVENT_CORE_TYPE, false}
+                      : resolve(e, on);
         if (!ev.spec && grouped) {
-            if (split && !type)
+            if (ev.differs)
                 throw Error(EINVAL, "'" + e.name +
                                         "' in a group: the P-cores and E-cores encode it "
                                         "differently; count it on one core type, as cpu_core/" +

@@ -134,25 +134,10 @@ bool other_types_line(const StatTotals& t, const StatFormat& f, std::size_t e, c
     return !line_type.empty() && line_type != to_string(*type);
 }
 
-// The event's name on a line: for one core type's sum perf's cpu_core/NAME/MODS
-// (cpu_atom/branches/u; cpu/event=.../ becomes cpu_atom/event=.../).
+// The event's name on a line: for one core type's sum perf's cpu_core/NAME/MODS.
 std::string event_name(const StatTotals& t, std::size_t e, const Scope& sc)
 {
-    const std::string& name = t.events[e].name;
-    // cpu_core/cycles/ names its PMU already.
-    if (sc.core_type.empty() || !std::get<0>(split_event_name(name)).empty())
-        return name;
-    std::string base = name;
-    std::string mods;
-    const std::size_t close = name.rfind('/');
-    const std::size_t cut = name.find_first_of(":@", close == std::string::npos ? 0 : close);
-    if (cut != std::string::npos) {
-        base = name.substr(0, cut);
-        mods = name.substr(name[cut] == ':' ? cut + 1 : cut);
-    }
-    if (base.size() > 5 && base.compare(0, 4, "cpu/") == 0 && base.back() == '/')
-        base = base.substr(4, base.size() - 5);
-    return "cpu_" + sc.core_type + "/" + base + "/" + mods;
+    return name_on_core_type(t.events[e].name, sc.core_type);
 }
 
 // The event of `code` that event `of` takes a ratio against: one of its core type, or of
@@ -518,6 +503,23 @@ std::string stat_report(const StatTotals& t, const StatFormat& f)
             break;
     }
     return stat_human(t, f);
+}
+
+std::string name_on_core_type(const std::string& name, std::string_view core_type)
+{
+    if (core_type.empty() || !std::get<0>(split_event_name(name)).empty())
+        return name;
+    std::string base = name;
+    std::string mods;
+    const std::size_t close = name.rfind('/');
+    const std::size_t cut = name.find_first_of(":@", close == std::string::npos ? 0 : close);
+    if (cut != std::string::npos) {
+        base = name.substr(0, cut);
+        mods = name.substr(name[cut] == ':' ? cut + 1 : cut);
+    }
+    if (base.size() > 5 && base.compare(0, 4, "cpu/") == 0 && base.back() == '/')
+        base = base.substr(4, base.size() - 5);
+    return "cpu_" + std::string(core_type) + "/" + base + "/" + mods;
 }
 
 }  // namespace archpmu

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stat_report.hpp"
@@ -74,5 +75,10 @@ std::string stat_json_lines(const StatTotals& t, const StatFormat& f);
 // "time_enabled_ns", "time_running_ns", "running_pct"}]}; after -r also "runs",
 // "elapsed_stddev_ns" and per event "stddev_pct". On one line for an interval.
 std::string stat_json(const StatTotals& t, const StatFormat& f = {});
+
+// Event `name` as perf names it for one core type (`core_type`: "core", "atom"):
+// cpu_core/NAME/MODS (cpu_atom/branches/u; cpu/event=.../ becomes cpu_atom/event=.../);
+// a name of a PMU already (cpu_core/cycles/), or no core type, as it is.
+std::string name_on_core_type(const std::string& name, std::string_view core_type);
 
 }  // namespace archpmu
