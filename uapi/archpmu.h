@@ -59,6 +59,7 @@
 #define ARCHPMU_CAP_USER_STACK	0x20000ULL /* ARCHPMU_SAMPLE_USER_STACK, stack_user */
 #define ARCHPMU_CAP_PERF_METRICS 0x40000ULL /* top-down metric events (see below) */
 #define ARCHPMU_CAP_CORE_TYPE	0x80000ULL /* ARCHPMU_EVENT_CORE_TYPE: one core type's event */
+#define ARCHPMU_CAP_CORE_TYPE_SAMPLE 0x100000ULL /* ... in sampling sessions too */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -255,8 +256,7 @@ struct archpmu_cpu_info {
  *                group member for another core type than its leader
  *   -E2BIG       nr_events > ARCHPMU_MAX_EVENTS or nr_cpus > nr_cpu_ids
  *   -EDOM        INV or EQ without CMASK (both change only the CMASK comparison)
- *   -EOPNOTSUPP  AnyThread where the CPU lacks it (v1-v2) or deprecates it;
- *                an event for one core type in a sampling session
+ *   -EOPNOTSUPP  AnyThread where the CPU lacks it (v1-v2) or deprecates it
  *   -ENOENT      an architectural event the CPU marks unavailable (without
  *                ARCHPMU_EVENT_RAW), or a fixed-counter event without its counter;
  *                an event for a core type no CPU of the session has (bad_cpu ~0)
@@ -434,8 +434,10 @@ struct archpmu_cpu_info {
  * time_enabled and time_running 0, in any session, so its value is what the
  * CPUs of its type counted, unscaled. One whose type no CPU of the session
  * has is -ENOENT. A group's events have its leader's type (-EINVAL
- * otherwise). Sampling sessions refuse it (-EOPNOTSUPP). Kernels without
- * the capability refuse these bits (-EINVAL).
+ * otherwise). Sampling sessions take it where ARCHPMU_CAP_CORE_TYPE_SAMPLE
+ * says so (-EOPNOTSUPP before): it samples on its type's CPUs only, and a
+ * SAMPLE_READ value of it elsewhere is 0. Kernels without the capability
+ * refuse these bits (-EINVAL).
  */
 #define ARCHPMU_EVENT_CORE_TYPE_SHIFT	8
 #define ARCHPMU_EVENT_CORE_TYPE	0xff00U

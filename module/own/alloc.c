@@ -229,8 +229,7 @@ int archpmu_check_metrics(const struct archpmu_event *ev, unsigned int n, bool s
 	return 0;
 }
 
-int archpmu_check_core_types(const struct archpmu_event *ev, unsigned int n, bool sampling,
-			     unsigned int *bad)
+int archpmu_check_core_types(const struct archpmu_event *ev, unsigned int n, unsigned int *bad)
 {
 	unsigned int e;
 
@@ -238,8 +237,6 @@ int archpmu_check_core_types(const struct archpmu_event *ev, unsigned int n, boo
 		u32 type = ev[e].flags & ARCHPMU_EVENT_CORE_TYPE;
 
 		*bad = e;
-		if (type && sampling)
-			return -EOPNOTSUPP;
 		if (type != (ev[group_lead(ev, e)].flags & ARCHPMU_EVENT_CORE_TYPE))
 			return -EINVAL;
 	}

@@ -48,10 +48,9 @@ bool archpmu_event_elsewhere(const struct archpmu_pmu_desc *d, const struct arch
 
 /*
  * Events for one core type (uapi), checked as a whole before any CPU's: a
- * group's events have its leader's type, and sampling takes none.
+ * group's events have its leader's type.
  */
-int archpmu_check_core_types(const struct archpmu_event *ev, unsigned int n, bool sampling,
-			     unsigned int *bad);
+int archpmu_check_core_types(const struct archpmu_event *ev, unsigned int n, unsigned int *bad);
 
 /*
  * Top-down metric events (uapi): ride on the slots event's fixed counter 3.

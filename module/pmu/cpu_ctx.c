@@ -17,6 +17,9 @@ u64 archpmu_hw_event_update(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw
 	u32 msr = archpmu_counter_msr(&ctx->desc, hw->counter, false);
 	u64 prev, raw;
 
+	/* Off the PMU here (another core type's, or multiplexed out): no counter to read. */
+	if (hw->counter == ARCHPMU_NO_COUNTER)
+		return local64_read(&hw->total);
 	do {
 		prev = local64_read(&hw->prev);
 		if (archpmu_rdmsr_local(msr, &raw))

@@ -331,7 +331,8 @@ static inline u64 archpmu_counter_width_mask(const struct archpmu_pmu_desc *d,
 
 /*
  * On the event's CPU, in NMI or with interrupts disabled: fold the counter
- * into the event's total and return the total.
+ * into the event's total and return the total (only the total for an event
+ * with no counter there).
  */
 u64 archpmu_hw_event_update(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw);
 

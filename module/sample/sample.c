@@ -93,7 +93,8 @@ static int setup_claim(struct archpmu_sampler *smp, struct archpmu_claims *cl,
 		if ((cl->ev[e].config & (ARCHPMU_EVTSEL_USR | ARCHPMU_EVTSEL_OS)) ==
 		    ARCHPMU_EVTSEL_USR)
 			smp->user_only |= BIT(e);
-		if (!sp->period)
+		/* An event for another core type samples nothing here. */
+		if (!sp->period || !archpmu_claim_placed(c, e))
 			continue;
 		hw->period_max = period_max(c, hw->counter);
 		if (!(sp->flags & ARCHPMU_SAMPLE_FREQ) && sp->period > hw->period_max) {

@@ -221,7 +221,7 @@ static int session_create(struct archpmu_count_open *cmd, struct archpmu_session
 	ret = archpmu_check_metrics(s->ev, s->cl.nr_events, sampling, &cmd->bad_event);
 	if (ret)
 		goto err_free;
-	ret = archpmu_check_core_types(s->ev, s->cl.nr_events, sampling, &cmd->bad_event);
+	ret = archpmu_check_core_types(s->ev, s->cl.nr_events, &cmd->bad_event);
 	if (ret)
 		goto err_free;
 	ret = archpmu_session_permitted(cmd, s->ev, &cmd->bad_event);

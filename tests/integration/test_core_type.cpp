@@ -4,10 +4,13 @@
 // so on: the odd CPUs are E-cores):
 // each counts on its type only, exactly, unscaled, in CPU and task sessions, with and
 // without multiplexing; the refusals say why.
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include <cerrno>
+#include <sstream>
 #include <string>
+#include <utility>
 
 #include "archpmu.h"
 #include "archpmu/error.hpp"
@@ -169,22 +172,53 @@ TEST_CASE("an event for a core type no CPU of the session has is refused, saying
                                                  "are all for its leader's core type "
                                                  "('cpu_core/cycles/')"));
         }
-        // Sampling does not take them yet.
-        archpmu::SessionOptions sampling = on_cpus({0, 1});
-        sampling.sampling = archpmu::SamplingOptions{};
-        auto events = archpmu::parse_event_list("cpu_core/cycles/");
-        events[0].sample.period = 100000;
-        try {
-            Session s(events, sampling);
-            FAIL("a sampling session took an event for one core type");
-        } catch (const archpmu::Error& e) {
-            CHECK(e.code().value() == EOPNOTSUPP);
-            CHECK_THAT(e.what(), Catch::Contains("is for one core type (cpu_core): it counts, "
-                                                 "it does not sample"));
-        }
     }
     // A part without core types has neither.
     LoadedModule module("model_rate_percent=0 " + dump_params("GenuineIntel00506E3_Skylake.txt"));
     CHECK(open_errno("cpu_core/cycles/", on_cpus({}), &why) == ENOENT);
     CHECK_THAT(why, Catch::Contains("counts on cpu_core CPUs only"));
+}
+
+TEST_CASE("cpu_core and cpu_atom events sample on their core type only, as perf record's",
+          "[core-type][record-tool]")
+{
+    LoadedModule module(arrow_lake());
+    const std::string file = "/tmp/archpmu-record-core-type.data";
+    // Branches in fives of 100 on the P-core (CPU 0) and threes on an E-core (CPU 1): a
+    // sample each for its type's event, none for the other's.
+    std::string work;
+    for (const auto& [cpu, times] : {std::pair{0, 5}, std::pair{1, 3}})
+        for (int i = 0; i < times; ++i)
+            work += std::string(work.empty() ? "" : "; ") + "taskset -c " + std::to_string(cpu) +
+                    " " + ARCHPMU_ITEST + " --inject here 0xc4 100";
+    for (const char* scope : {"", "-a "}) {
+        INFO(scope);
+        ::unlink(file.c_str());
+        // --sample-read: each sample reads the other type's event too, 0 where it is absent.
+        const auto rec = run_command(std::string(ARCHPMU_TOOL) + " record " + scope +
+                                     "--sample-read -e cpu_core/branches/,cpu_atom/branches/ "
+                                     "-c 100 -o " +
+                                     file + " -- sh -c '" + work + "'");
+        INFO(rec.out);
+        REQUIRE(rec.status == 0);
+        const auto script = run_command("perf script -i " + file + " -F cpu,event");
+        INFO(script.out);
+        REQUIRE(script.status == 0);
+        unsigned core_on_p = 0, atom_on_e = 0, elsewhere = 0;
+        std::istringstream in(script.out);
+        std::string line;
+        while (std::getline(in, line)) {
+            if (line.find("[000]") != std::string::npos &&
+                line.find("cpu_core/branches/") != std::string::npos)
+                core_on_p++;
+            else if (line.find("[001]") != std::string::npos &&
+                     line.find("cpu_atom/branches/") != std::string::npos)
+                atom_on_e++;
+            else if (line.find("branches") != std::string::npos)
+                elsewhere++;
+        }
+        CHECK(core_on_p == 5);
+        CHECK(atom_on_e == 3);
+        CHECK(elsewhere == 0);
+    }
 }

@@ -311,19 +311,16 @@ TEST_CASE("an event for another core type is absent and takes no counter", "[all
     CHECK(archpmu_event_elsewhere(&d, &evs[1]));
 }
 
-TEST_CASE("a group's events share its leader's core type, and sampling takes none",
-          "[alloc][core-type]")
+TEST_CASE("a group's events share its leader's core type", "[alloc][core-type]")
 {
     const uint32_t on_core = ARCHPMU_EVENT_ON_CORE_TYPE(ARCHPMU_CORE_TYPE_CORE);
     unsigned bad = ~0u;
     std::vector<archpmu_event> evs = {ev(0x00c0, on_core),
                                       ev(0x003c, on_core | ARCHPMU_EVENT_GROUP), ev(0x00c4)};
-    CHECK(archpmu_check_core_types(evs.data(), 3, false, &bad) == 0);
+    CHECK(archpmu_check_core_types(evs.data(), 3, &bad) == 0);
     CHECK(bad == ~0u);
-    CHECK(archpmu_check_core_types(evs.data(), 3, true, &bad) == -EOPNOTSUPP);
-    CHECK(bad == 0);
     evs[1].flags = ARCHPMU_EVENT_GROUP;  // a member of no type in a cpu_core group
-    CHECK(archpmu_check_core_types(evs.data(), 3, false, &bad) == -EINVAL);
+    CHECK(archpmu_check_core_types(evs.data(), 3, &bad) == -EINVAL);
     CHECK(bad == 1);
     // Bits the ABI does not define stay refused.
     auto d = layout(5, 4, 3);

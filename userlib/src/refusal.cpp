@@ -113,8 +113,6 @@ std::string open_refusal(int err, const archpmu_count_open& cmd, const std::stri
         if (err == ENOENT && cpu == ~0U)
             return ev + " counts on " + pmu + " CPUs only, and the session has none ('archpmu " +
                    "info' shows each CPU's core type)";
-        if (err == EOPNOTSUPP && cmd.sample_events)
-            return ev + " is for one core type (" + pmu + "): it counts, it does not sample";
     }
     if (metric && err == EINVAL)
         return ev +

@@ -183,6 +183,11 @@ std::uint32_t add_sampling(std::uint64_t caps, const SamplingOptions& so,
         const SampleSpec& s = events[i].sample;
         if (s.period && s.freq_hz)
             throw Error(EINVAL, "event '" + events[i].name + "': give a period or a frequency");
+        if ((events[i].flags & ARCHPMU_EVENT_CORE_TYPE) && !(caps & ARCHPMU_CAP_CORE_TYPE_SAMPLE))
+            throw Error(EOPNOTSUPP, "event '" + events[i].name +
+                                        "': this archpmu module does not sample an event for one "
+                                        "core type (no ARCHPMU_CAP_CORE_TYPE_SAMPLE): load a "
+                                        "newer module");
         sevs[i].period = s.freq_hz ? s.freq_hz : s.period;
         sevs[i].flags = s.freq_hz ? ARCHPMU_SAMPLE_FREQ : 0;
         sevs[i].id = s.id.value_or(kSampleIdBase + (i + 1) * kSampleIdStride);
