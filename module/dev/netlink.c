@@ -99,15 +99,29 @@ int archpmu_nl_put_identity(struct sk_buff *skb, const struct archpmu_holder *h,
 	return 0;
 }
 
+/*
+ * Event @e where it has a counter: one for another core type samples
+ * nothing on the session's first CPU, and has no period there.
+ */
+static const struct archpmu_hw_event *placed_hw(const struct archpmu_claims *cl, unsigned int e)
+{
+	unsigned int i;
+
+	for (i = 0; i < cl->nr_cpus; i++)
+		if (archpmu_claim_placed(&cl->cpus[i], e))
+			return &cl->cpus[i].hw[e];
+	return &cl->cpus[0].hw[e];
+}
+
 static int put_events(struct sk_buff *skb, const struct archpmu_claims *cl)
 {
-	const struct archpmu_hw_event *hw = cl->cpus[0].hw;
 	struct nlattr *nest;
 	unsigned int e;
 
 	for (e = 0; e < cl->nr_events; e++) {
-		u64 freq = READ_ONCE(hw[e].freq);
-		u64 period = freq ?: READ_ONCE(hw[e].period);
+		const struct archpmu_hw_event *hw = placed_hw(cl, e);
+		u64 freq = READ_ONCE(hw->freq);
+		u64 period = freq ?: READ_ONCE(hw->period);
 
 		nest = nla_nest_start(skb, ARCHPMU_GENL_A_EVENT);
 		if (!nest ||

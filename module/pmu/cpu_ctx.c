@@ -13,13 +13,14 @@ DEFINE_MUTEX(archpmu_enum_lock);
 
 u64 archpmu_hw_event_update(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_event *hw)
 {
-	u64 mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
-	u32 msr = archpmu_counter_msr(&ctx->desc, hw->counter, false);
-	u64 prev, raw;
+	u64 mask, prev, raw;
+	u32 msr;
 
 	/* Off the PMU here (another core type's, or multiplexed out): no counter to read. */
 	if (hw->counter == ARCHPMU_NO_COUNTER)
 		return local64_read(&hw->total);
+	mask = archpmu_counter_width_mask(&ctx->desc, hw->counter);
+	msr = archpmu_counter_msr(&ctx->desc, hw->counter, false);
 	do {
 		prev = local64_read(&hw->prev);
 		if (archpmu_rdmsr_local(msr, &raw))

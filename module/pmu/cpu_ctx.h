@@ -283,7 +283,9 @@ void archpmu_ctx_claimed_local(struct archpmu_batch *b);
 /*
  * Zero every placed event's count, each counter stopped meanwhile: a counting
  * session's are written 0, a sampling session's keep their values (and the
- * periods their progress).
+ * periods their progress) where any of its counters samples on the CPU; where
+ * none does (its sampling events are for another core type), they are written
+ * 0 as counting ones.
  */
 void archpmu_ctx_reset_local(struct archpmu_batch *b);
 

@@ -15,6 +15,7 @@
 #include "archpmu.h"
 #include "archpmu/error.hpp"
 #include "archpmu/events.hpp"
+#include "archpmu/netlink.hpp"
 #include "archpmu/sampling.hpp"
 #include "archpmu/session.hpp"
 #include "harness.hpp"
@@ -221,4 +222,14 @@ TEST_CASE("cpu_core and cpu_atom events sample on their core type only, as perf 
         CHECK(atom_on_e == 3);
         CHECK(elsewhere == 0);
     }
+    // Watchers see its period, though the session's first CPU (a P-core) has none of it.
+    archpmu::SessionOptions opts = on_cpus({0, 1});
+    opts.sampling = archpmu::SamplingOptions{};
+    auto events = archpmu::parse_event_list("cpu_atom/branches/");
+    events[0].sample.period = 100;
+    Session s(events, opts);
+    const auto sessions = archpmu::dump_sessions();
+    REQUIRE(sessions.size() == 1);
+    REQUIRE(sessions[0].events.size() == 1);
+    CHECK(sessions[0].events[0].period == 100);
 }

@@ -3,6 +3,9 @@
 // kernel's tables, and the <not supported> rows of those that cannot be counted.
 #include <catch2/catch.hpp>
 
+#include <tuple>
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "archpmu.h"
@@ -46,6 +49,19 @@ archpmu::EventSpec event(const char* name, std::uint64_t config)
     e.name = name;
     e.config = config;
     return e;
+}
+
+// stat's rows of `list` on `cpus` (a module with core types): its refusal, errno and
+// reason, or {0, ""}.
+std::pair<int, std::string> rows_refusal(const char* list,
+                                         const std::vector<archpmu::CpuInfo>& cpus)
+{
+    try {
+        archpmu::tool::with_cache_events(archpmu::parse_event_list(list), cpus, true);
+        return {0, ""};
+    } catch (const archpmu::Error& e) {
+        return {e.code().value(), e.reason()};
+    }
 }
 
 }  // namespace
@@ -195,13 +211,9 @@ TEST_CASE("stat -e with perf's cache events: encoded per model, split per core t
     CHECK_FALSE(rows[2].spec);
     CHECK_THAT(rows[2].why, Contains("OFFCORE_RSP"));
     // In a group it cannot be a row of its own: refused, named.
-    try {
-        with_cache_events(parse_event_list("{cycles,LLC-loads}"), skl, true);
-        FAIL("not refused");
-    } catch (const archpmu::Error& e) {
-        CHECK(e.code().value() == EOPNOTSUPP);
-        CHECK_THAT(e.reason(), Contains("'LLC-loads' in a group: it needs OFFCORE_RSP"));
-    }
+    auto [code, why] = rows_refusal("{cycles,LLC-loads}", skl);
+    CHECK(code == EOPNOTSUPP);
+    CHECK_THAT(why, Contains("'LLC-loads' in a group: it needs OFFCORE_RSP"));
 
     // Alder Lake's P- and E-cores together: one event per core type, P-cores first.
     const std::vector<archpmu::CpuInfo> adl = {cpu(0, kAlderLake, CoreType::core),
@@ -229,22 +241,13 @@ TEST_CASE("stat -e with perf's cache events: encoded per model, split per core t
     CHECK(with_cache_events(parse_event_list("{L1-dcache-loads,cycles}"), adl, true)
               .at(0)
               .spec->config == 0x81d0);
-    try {
-        with_cache_events(parse_event_list("{L1-dcache-load-misses,cycles}"), adl, true);
-        FAIL("not refused");
-    } catch (const archpmu::Error& e) {
-        CHECK(e.code().value() == EINVAL);
-        CHECK_THAT(e.reason(), Contains("cpu_core/L1-dcache-load-misses/ or "
-                                        "cpu_atom/L1-dcache-load-misses/"));
-    }
+    std::tie(code, why) = rows_refusal("{L1-dcache-load-misses,cycles}", adl);
+    CHECK(code == EINVAL);
+    CHECK_THAT(why, Contains("cpu_core/L1-dcache-load-misses/ or cpu_atom/L1-dcache-load-misses/"));
     // Where both core types lack it alike, the reason is theirs, not a difference.
-    try {
-        with_cache_events(parse_event_list("{cycles,LLC-loads}"), adl, true);
-        FAIL("not refused");
-    } catch (const archpmu::Error& e) {
-        CHECK(e.code().value() == EOPNOTSUPP);
-        CHECK_THAT(e.reason(), Contains("'LLC-loads' in a group: it needs OFFCORE_RSP"));
-    }
+    std::tie(code, why) = rows_refusal("{cycles,LLC-loads}", adl);
+    CHECK(code == EOPNOTSUPP);
+    CHECK_THAT(why, Contains("'LLC-loads' in a group: it needs OFFCORE_RSP"));
 }
 
 TEST_CASE("stat -d: <not supported> rows among the counts, miss ratios by name", "[stat][detailed]")

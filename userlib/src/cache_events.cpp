@@ -92,6 +92,7 @@ CacheEventEncoding cache_event_encoding(std::string_view name, const std::vector
     const auto i = static_cast<std::size_t>(std::find(kNames.begin(), kNames.end(), canonical) -
                                             kNames.begin());
     CacheEventEncoding out;
+    out.name = canonical;
     std::int64_t encoding = 0;
     bool first = true;
     bool unknown = false;
@@ -121,6 +122,16 @@ CacheEventEncoding cache_event_encoding(std::string_view name, const std::vector
     else
         out.config = static_cast<std::uint64_t>(encoding);
     return out;
+}
+
+Error CacheEventEncoding::refusal(const std::string& shown) const
+{
+    if (differs)
+        return {EINVAL, shown +
+                            ": the P-cores and E-cores encode it differently; count it on one "
+                            "core type, as cpu_core/" +
+                            std::string(name) + "/ or cpu_atom/" + std::string(name) + "/"};
+    return {EOPNOTSUPP, shown + ": " + why};
 }
 
 std::string_view cache_event_table_source()

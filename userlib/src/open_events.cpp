@@ -84,12 +84,7 @@ std::uint64_t cache_event_config(const std::set<std::pair<std::uint32_t, CoreTyp
     const auto encoding = cache_event_encoding(spec.cache_event, cpus);
     if (encoding.config)
         return *encoding.config;
-    if (encoding.differs)
-        throw Error(EINVAL, "'" + spec.name +
-                                "': the P-cores and E-cores encode it differently; count it "
-                                "on one core type, as cpu_core/" +
-                                spec.cache_event + "/ or cpu_atom/" + spec.cache_event + "/");
-    throw Error(EOPNOTSUPP, "'" + spec.name + "': " + encoding.why);
+    throw encoding.refusal("'" + spec.name + "'");
 }
 
 }  // namespace

@@ -29,7 +29,6 @@ DetailedEvent resolve(const EventSpec& like, const std::vector<CpuInfo>& cpus)
     ev.flags = like.flags & ARCHPMU_EVENT_CORE_TYPE;
     const auto encoding = cache_event_encoding(like.cache_event, cpus);
     ev.why = encoding.why;
-    ev.differs = encoding.differs;
     if (encoding.differs)
         ev.why +=
             "; count one core type's CPUs system-wide with -C, or load a newer module "
@@ -119,18 +118,17 @@ std::vector<DetailedEvent> with_cache_events(const std::vector<EventSpec>& event
             if (!type || cpu.core_type == *type)
                 on.push_back(cpu);
         // No CPU of its core type: the open says so.
-        auto ev = on.empty()
-                      ? DetailedEvent{e.name, e, {}, e.flags & ARCHPMU_EVENT_CORE_TYPE, false}
-                      : resolve(e, on);
-        if (!ev.spec && grouped) {
-            if (ev.differs)
-                throw Error(EINVAL, "'" + e.name +
-                                        "' in a group: the P-cores and E-cores encode it "
-                                        "differently; count it on one core type, as cpu_core/" +
-                                        e.cache_event + "/ or cpu_atom/" + e.cache_event + "/");
-            throw Error(EOPNOTSUPP, "'" + e.name + "' in a group: " + ev.why);
+        if (on.empty()) {
+            out.push_back(DetailedEvent{e.name, e, {}, e.flags & ARCHPMU_EVENT_CORE_TYPE});
+            continue;
         }
-        out.push_back(std::move(ev));
+        if (grouped) {
+            // Not a row of its own: it counts with its group, or is refused.
+            const auto encoding = cache_event_encoding(e.cache_event, on);
+            if (!encoding.config)
+                throw encoding.refusal("'" + e.name + "' in a group");
+        }
+        out.push_back(resolve(e, on));
     }
     return out;
 }

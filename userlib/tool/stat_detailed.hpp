@@ -23,7 +23,6 @@ struct DetailedEvent {
     std::optional<EventSpec> spec;  // empty: not supported
     std::string why;                // empty, or why not supported
     std::uint32_t flags = 0;        // ARCHPMU_EVENT_ON_CORE_TYPE: one core type's event
-    bool differs = false;           // not supported: the CPUs encode it differently
 };
 
 // perf 6.1's events of `level` (1: -d, 2: -dd, 3 and more: -ddd), in perf's order,

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "archpmu/error.hpp"
 #include "archpmu/pmu.hpp"
 
 namespace archpmu {
@@ -32,6 +33,12 @@ struct CacheEventEncoding {
     // model, or the CPUs encode it differently (a hybrid part's core types: `differs`).
     std::string why;
     bool differs = false;
+    std::string_view name;  // the event's name in perf's spelling
+
+    // The refusal of an event that cannot count, for `shown` (the event as the user
+    // wrote it, quoted): EINVAL where the core types encode it differently, naming its
+    // cpu_core/NAME/ and cpu_atom/NAME/ forms; else EOPNOTSUPP with `why`.
+    [[nodiscard]] Error refusal(const std::string& shown) const;
 };
 
 // `name` (one of cache_event_names(), any case) on `cpus`, by their CPUID signature
