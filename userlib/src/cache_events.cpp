@@ -7,7 +7,9 @@
 #include <cctype>
 #include <cerrno>
 #include <cstddef>
+#include <optional>
 
+#include "archpmu.h"
 #include "archpmu/error.hpp"
 
 namespace archpmu {
@@ -69,6 +71,15 @@ bool same_letters(std::string_view a, std::string_view b)
            });
 }
 
+// Where `name` (any case) is among kNames, the table's columns.
+std::optional<std::size_t> index_of(std::string_view name)
+{
+    for (std::size_t i = 0; i < kNames.size(); ++i)
+        if (same_letters(kNames[i], name))
+            return i;
+    return std::nullopt;
+}
+
 }  // namespace
 
 const std::array<std::string_view, 12>& cache_event_names()
@@ -78,21 +89,18 @@ const std::array<std::string_view, 12>& cache_event_names()
 
 std::string_view cache_event_name(std::string_view name)
 {
-    for (const auto n : kNames)
-        if (same_letters(n, name))
-            return n;
-    return {};
+    const auto i = index_of(name);
+    return i ? kNames[*i] : std::string_view();
 }
 
 CacheEventEncoding cache_event_encoding(std::string_view name, const std::vector<CpuInfo>& cpus)
 {
-    const std::string_view canonical = cache_event_name(name);
-    if (canonical.empty())
+    const auto index = index_of(name);
+    if (!index)
         throw Error(EINVAL, "'" + std::string(name) + "' is not one of perf's cache events");
-    const auto i = static_cast<std::size_t>(std::find(kNames.begin(), kNames.end(), canonical) -
-                                            kNames.begin());
+    const std::size_t i = *index;
     CacheEventEncoding out;
-    out.name = canonical;
+    out.name = kNames[i];
     std::int64_t encoding = 0;
     bool first = true;
     bool unknown = false;
@@ -122,6 +130,14 @@ CacheEventEncoding cache_event_encoding(std::string_view name, const std::vector
     else
         out.config = static_cast<std::uint64_t>(encoding);
     return out;
+}
+
+EventSpec CacheEventEncoding::encoded(EventSpec spec) const
+{
+    spec.config |= config.value_or(0);
+    spec.flags |= ARCHPMU_EVENT_RAW;
+    spec.cache_event.clear();
+    return spec;
 }
 
 Error CacheEventEncoding::refusal(const std::string& shown) const

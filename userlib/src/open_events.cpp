@@ -61,10 +61,10 @@ std::uint32_t gp_mask(const std::set<std::pair<std::uint32_t, CoreType>>& kinds,
     return mask == ~0U ? 0 : mask & 0xffff;
 }
 
-// Cache event `spec`'s encoding on the kinds of CPU it counts on (its core type's, when
+// Cache event `spec` encoded for the kinds of CPU it counts on (its core type's, when
 // it names one), or a refusal that says why not.
-std::uint64_t cache_event_config(const std::set<std::pair<std::uint32_t, CoreType>>& kinds,
-                                 const EventSpec& spec)
+EventSpec encode_cache_event(const std::set<std::pair<std::uint32_t, CoreType>>& kinds,
+                             const EventSpec& spec)
 {
     const auto only = event_core_type(spec.flags);
     std::vector<CpuInfo> cpus;
@@ -83,7 +83,7 @@ std::uint64_t cache_event_config(const std::set<std::pair<std::uint32_t, CoreTyp
                                 "CPU's core type)");
     const auto encoding = cache_event_encoding(spec.cache_event, cpus);
     if (encoding.config)
-        return *encoding.config;
+        return encoding.encoded(spec);
     throw encoding.refusal("'" + spec.name + "'");
 }
 
@@ -104,10 +104,9 @@ std::vector<archpmu_event> module_events(int device_fd, std::uint64_t caps,
         if (!events[i].cache_event.empty()) {
             if (!kinds)
                 kinds = cpu_kinds(device_fd, cpus);
-            evs[i].config |= cache_event_config(*kinds, events[i]);
-            // The kernel's table encodes it for the model: CPUID's availability bits say
-            // nothing about it, as for perf's cache events.
-            evs[i].flags |= ARCHPMU_EVENT_RAW;
+            const EventSpec encoded = encode_cache_event(*kinds, events[i]);
+            evs[i].config = encoded.config;
+            evs[i].flags = encoded.flags;
         }
         model_specific = model_specific || !is_arch_event_encoding(evs[i].config);
         if ((evs[i].flags & ARCHPMU_EVENT_CORE_TYPE) && !(caps & ARCHPMU_CAP_CORE_TYPE))

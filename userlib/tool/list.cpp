@@ -213,15 +213,12 @@ std::string metric_config(unsigned i)
     return fmt::format("cpu/event=0x00,umask={:#x}/", ARCHPMU_METRIC_UMASK + i);
 }
 
-}  // namespace
-
-// perf's cache event `name` on each core type of `cpus` ("" for a part that is not
-// hybrid): its encoding there, or why none.
-std::vector<std::pair<std::string, CacheEventEncoding>> cache_encodings(
-    std::string_view name, const std::vector<CpuInfo>& cpus)
+// `cpus` by core type ("" for a part that is not hybrid), P-cores first, as perf's
+// cpu_core/ before cpu_atom/.
+std::vector<std::pair<std::string, std::vector<CpuInfo>>> by_core_type(
+    const std::vector<CpuInfo>& cpus)
 {
-    // P-cores first, as perf's cpu_core/ before cpu_atom/.
-    std::vector<std::pair<std::string, CacheEventEncoding>> out;
+    std::vector<std::pair<std::string, std::vector<CpuInfo>>> out;
     for (const CoreType type :
          {CoreType::core, CoreType::atom, CoreType::unknown, CoreType::none}) {
         std::vector<CpuInfo> of;
@@ -230,10 +227,12 @@ std::vector<std::pair<std::string, CacheEventEncoding>> cache_encodings(
                 of.push_back(c);
         if (!of.empty())
             out.emplace_back(type == CoreType::none ? std::string() : std::string(to_string(type)),
-                             cache_event_encoding(name, of));
+                             std::move(of));
     }
     return out;
 }
+
+}  // namespace
 
 int run_list(const std::string& device, bool json, const std::string& pattern)
 {
@@ -248,6 +247,7 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
         std::cerr << "archpmu list: " << e.what() << "; availability not shown\n";
     }
     const bool model = info && info->backend == Backend::model;
+    const auto types = by_core_type(cpus);
     const std::string pmu = pfm_pmu_name();
     std::vector<PfmEvent> specific;
     for (auto& e : pfm_events())
@@ -301,12 +301,14 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
             nlohmann::ordered_json j;
             j["name"] = name;
             j["encodings"] = nlohmann::ordered_json::object();
-            for (const auto& [type, enc] : cache_encodings(name, cpus))
+            for (const auto& [type, of] : types) {
+                const auto enc = cache_event_encoding(name, of);
                 j["encodings"][type.empty() ? "all" : type] = {
                     {"config", enc.config
                                    ? nlohmann::ordered_json(fmt::format("{:#x}", *enc.config))
                                    : nlohmann::ordered_json(nullptr)},
                     {"why", enc.why}};
+            }
             doc["cache"].push_back(std::move(j));
         }
         doc["model_specific"] = nlohmann::ordered_json::array();
@@ -367,9 +369,11 @@ int run_list(const std::string& device, bool json, const std::string& pattern)
                              std::string(cache_event_table_source()) + " encodes them:\n";
         cache_header = true;
         std::string where;
-        for (const auto& [type, enc] : cache_encodings(name, cpus))
+        for (const auto& [type, of] : types) {
+            const auto enc = cache_event_encoding(name, of);
             where += (where.empty() ? "" : "; ") + (type.empty() ? "" : type + " ") +
                      (enc.config ? fmt::format("{:#x}", *enc.config) : "not supported");
+        }
         std::cout << (where.empty() ? fmt::format("  {}\n", name)
                                     : fmt::format("  {:<26} {}\n", name, where));
     }

@@ -20,28 +20,27 @@ namespace {
 // How many events each level adds up to: -d 4, -dd 10, -ddd 12.
 constexpr std::array<std::size_t, 4> kLevelEnd = {0, 4, 10, 12};
 
-// Cache event `like` (its EventSpec::cache_event, with its name, modifiers and flags) on
-// `cpus`, or why it is not supported there.
-DetailedEvent resolve(const EventSpec& like, const std::vector<CpuInfo>& cpus)
+// Cache event `like` (its EventSpec::cache_event, with its name, modifiers and flags) as
+// `encoding` gives it: its row, or why it is not supported.
+DetailedEvent row_of(const EventSpec& like, const CacheEventEncoding& encoding)
 {
     DetailedEvent ev;
     ev.name = like.name;
     ev.flags = like.flags & ARCHPMU_EVENT_CORE_TYPE;
-    const auto encoding = cache_event_encoding(like.cache_event, cpus);
     ev.why = encoding.why;
     if (encoding.differs)
         ev.why +=
             "; count one core type's CPUs system-wide with -C, or load a newer module "
             "(ARCHPMU_CAP_CORE_TYPE)";
-    if (encoding.config) {
-        EventSpec spec = like;
-        spec.config |= *encoding.config;
-        spec.cache_event.clear();
-        // Encoded for the model: CPUID's availability bits say nothing about it.
-        spec.flags |= ARCHPMU_EVENT_RAW;
-        ev.spec = spec;
-    }
+    if (encoding.config)
+        ev.spec = encoding.encoded(like);
     return ev;
+}
+
+// Cache event `like` on `cpus`.
+DetailedEvent resolve(const EventSpec& like, const std::vector<CpuInfo>& cpus)
+{
+    return row_of(like, cache_event_encoding(like.cache_event, cpus));
 }
 
 // A hybrid part's P- and E-cores among `cpus`, when both are counted and the module can
@@ -122,13 +121,11 @@ std::vector<DetailedEvent> with_cache_events(const std::vector<EventSpec>& event
             out.push_back(DetailedEvent{e.name, e, {}, e.flags & ARCHPMU_EVENT_CORE_TYPE});
             continue;
         }
-        if (grouped) {
-            // Not a row of its own: it counts with its group, or is refused.
-            const auto encoding = cache_event_encoding(e.cache_event, on);
-            if (!encoding.config)
-                throw encoding.refusal("'" + e.name + "' in a group");
-        }
-        out.push_back(resolve(e, on));
+        const auto encoding = cache_event_encoding(e.cache_event, on);
+        // In a group it is not a row of its own: it counts with its group, or is refused.
+        if (grouped && !encoding.config)
+            throw encoding.refusal("'" + e.name + "' in a group");
+        out.push_back(row_of(e, encoding));
     }
     return out;
 }

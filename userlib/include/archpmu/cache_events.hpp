@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "archpmu/error.hpp"
+#include "archpmu/events.hpp"
 #include "archpmu/pmu.hpp"
 
 namespace archpmu {
@@ -34,6 +35,12 @@ struct CacheEventEncoding {
     std::string why;
     bool differs = false;
     std::string_view name;  // the event's name in perf's spelling
+
+    // `spec` (a cache event: EventSpec::cache_event) as the module takes it, where `config`
+    // is set: the encoding added to its modifiers' bits, ARCHPMU_EVENT_RAW (the kernel's
+    // table encodes it for the model; CPUID's availability bits say nothing about it, as
+    // for perf's cache events), cache_event cleared.
+    [[nodiscard]] EventSpec encoded(EventSpec spec) const;
 
     // The refusal of an event that cannot count, for `shown` (the event as the user
     // wrote it, quoted): EINVAL where the core types encode it differently, naming its
