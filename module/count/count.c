@@ -52,6 +52,7 @@ static void build_read(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 	struct archpmu_claims *cl = ct->cl;
 	struct archpmu_batch *b = &c->batch;
 	bool close = closes_gates(cl, change);
+	bool sampling = archpmu_claims_sampling(cl);
 	struct archpmu_msr_op *pause;
 	unsigned int i;
 
@@ -62,14 +63,14 @@ static void build_read(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 	 */
 	archpmu_batch_init(b, close ? cl->scope->close_local :
 			   cl->scope ? cl->scope->fold_local : NULL,
-			   !cl->sampling ? NULL :
+			   !sampling ? NULL :
 			   change ? cl->sampling_hooks->restart : archpmu_ctx_update_local,
 			   &c->change);
 	if (change && !close)
 		archpmu_claim_add_enable(cl, c, enable);
-	pause = cl->sampling ? NULL : archpmu_metrics_pause(cl, c);
+	pause = sampling ? NULL : archpmu_metrics_pause(cl, c);
 	cc->metrics_reset = !!pause;
-	for (i = 0; i < cl->nr_events && !cl->sampling; i++)
+	for (i = 0; i < cl->nr_events && !sampling; i++)
 		if (archpmu_claim_placed(c, i))
 			archpmu_batch_read(b, archpmu_claim_counter_msr(c, c->hw[i].counter, false),
 					   &cc->raw[i]);
@@ -81,7 +82,7 @@ static void build_read(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 	for (i = 0; i < cl->nr_events && !close; i++)
 		if (archpmu_claim_controlled(c, i))
 			archpmu_batch_read(b, archpmu_claim_ctl_msr(c, i), &cc->ctl_seen[i]);
-	c->ops->ack(b, c->used & ~c->sampling);
+	c->ops->ack(b, c->used & ~archpmu_ctx_pmi_counters(&c->change));
 }
 
 /*
@@ -121,7 +122,7 @@ static void check_foreign(struct archpmu_count *ct, struct archpmu_claim *c, boo
 		if (!archpmu_claim_controlled(c, e))
 			continue;
 		want = archpmu_claim_ctl_expected(cl, c, e, running, &mask);
-		if (cl->sampling && !(c->hw[e].counter & ARCHPMU_COUNTER_FIXED))
+		if (archpmu_claims_sampling(cl) && !(c->hw[e].counter & ARCHPMU_COUNTER_FIXED))
 			mask &= ~ARCHPMU_EVTSEL_EN;
 		/* A task session's enables open and close with its tasks (its gate). */
 		if (cl->scope)
@@ -149,7 +150,7 @@ static void fold_claim(struct archpmu_count *ct, struct archpmu_claim *c, bool c
 		check_foreign(ct, c, running);
 	if (c->batch.err && cc->metrics_reset)
 		archpmu_metrics_lost(cl, c);
-	if (c->batch.err || cl->sampling)
+	if (c->batch.err || archpmu_claims_sampling(cl))
 		return;
 	for (i = 0; i < cl->nr_events; i++)
 		counters[i] = c->hw[i].counter;
@@ -218,6 +219,7 @@ static void task_time_zero_local(struct archpmu_batch *b)
 /* Zero every claim's counts, and the programmed ones' counters in one round. */
 static int claims_zero(struct archpmu_claims *cl)
 {
+	bool sampling = archpmu_claims_sampling(cl);
 	unsigned int i, e;
 
 	archpmu_claims_round_begin(cl);
@@ -225,7 +227,7 @@ static int claims_zero(struct archpmu_claims *cl)
 		struct archpmu_claim *c = &cl->cpus[i];
 
 		/* A programmed sampling claim's counts are its CPU's to zero (cpu_ctx.h). */
-		for (e = 0; e < cl->nr_events && !(cl->sampling && c->programmed); e++) {
+		for (e = 0; e < cl->nr_events && !(sampling && c->programmed); e++) {
 			local64_set(&c->hw[e].prev, 0);
 			local64_set(&c->hw[e].total, 0);
 		}
@@ -244,13 +246,59 @@ static int claims_zero(struct archpmu_claims *cl)
 	return archpmu_claims_round_run(cl);
 }
 
-static void times_stop(struct archpmu_claim *c, u64 now)
+static void times_stop(struct archpmu_count *ct, const struct archpmu_claim *c, u64 now)
 {
-	c->times.enabled_ns += now - c->times.since;
+	struct archpmu_count_times *t = &count_cpu(ct, c)->times;
+
+	t->enabled_ns += now - t->since;
 	if (c->programmed)
-		c->times.running_ns += now - c->times.since;
-	c->times.since = now;
+		t->running_ns += now - t->since;
+	t->since = now;
 }
+
+/* Every claim's times from @now (@zero: from zero). */
+static void times_restart(struct archpmu_count *ct, u64 now, bool zero)
+{
+	unsigned int i;
+
+	for (i = 0; i < ct->cl->nr_cpus; i++) {
+		struct archpmu_count_times *t = &ct->cpus[i].times;
+
+		if (zero) {
+			t->enabled_ns = 0;
+			t->running_ns = 0;
+		}
+		t->since = now;
+	}
+}
+
+/* @c's times at @now: running as struct archpmu_clock's. */
+static void times_at(const struct archpmu_count *ct, const struct archpmu_claim *c, u64 now,
+		     u64 *enabled, u64 *running)
+{
+	const struct archpmu_count_times *t = &count_cpu(ct, c)->times;
+	const struct archpmu_claims *cl = ct->cl;
+
+	if (cl->scope) {
+		*enabled = cl->scope->time_ns(cl, c, ktime_get_mono_fast_ns());
+		*running = *enabled;
+		return;
+	}
+	*enabled = t->enabled_ns + (ct->running ? now - t->since : 0);
+	*running = t->running_ns + (ct->running && c->programmed ? now - t->since : 0);
+}
+
+static u64 clock_running_ns(const struct archpmu_claims *cl, const struct archpmu_claim *c)
+{
+	u64 enabled, running;
+
+	times_at(cl->clock_data, c, ktime_get_ns(), &enabled, &running);
+	return running;
+}
+
+static const struct archpmu_clock count_clock = {
+	.running_ns = clock_running_ns,
+};
 
 static unsigned long fold_period(const struct archpmu_claims *cl)
 {
@@ -296,7 +344,11 @@ int archpmu_count_setup(struct archpmu_count *ct, struct archpmu_claims *cl)
 	ct->fold_period = fold_period(cl);
 	ct->vals = kvcalloc(cl->nr_cpus * cl->nr_events, sizeof(*ct->vals), GFP_KERNEL);
 	ct->cpus = kvcalloc(cl->nr_cpus, sizeof(*ct->cpus), GFP_KERNEL);
-	return ct->vals && ct->cpus ? 0 : -ENOMEM;	/* teardown frees them */
+	if (!ct->vals || !ct->cpus)
+		return -ENOMEM;		/* teardown frees them */
+	cl->clock = &count_clock;
+	cl->clock_data = ct;
+	return 0;
 }
 
 void archpmu_count_teardown(struct archpmu_count *ct)
@@ -349,7 +401,7 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd, bool here)
 		 */
 		ret = claims_read(ct, true, false, here);
 		for (i = 0; i < cl->nr_cpus; i++)
-			times_stop(&cl->cpus[i], now);
+			times_stop(ct, &cl->cpus[i], now);
 		/*
 		 * A fold still queued finds the session stopped; left queued,
 		 * a start soon after finds it pending, and neither a stop nor
@@ -361,11 +413,7 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd, bool here)
 		break;
 	default:	/* ARCHPMU_IOC_COUNT_RESET */
 		ret = claims_zero(cl);
-		for (i = 0; i < cl->nr_cpus; i++) {
-			cl->cpus[i].times.enabled_ns = 0;
-			cl->cpus[i].times.running_ns = 0;
-			cl->cpus[i].times.since = now;
-		}
+		times_restart(ct, now, true);
 		break;
 	}
 	mutex_unlock(&archpmu_own_lock);
@@ -377,11 +425,8 @@ int archpmu_count_ctl(struct archpmu_count *ct, unsigned int cmd, bool here)
 
 void archpmu_count_started(struct archpmu_count *ct, u64 now, bool here)
 {
-	unsigned int i;
-
 	lockdep_assert_held(&archpmu_own_lock);
-	for (i = 0; i < ct->cl->nr_cpus; i++)
-		ct->cl->cpus[i].times.since = now;
+	times_restart(ct, now, false);
 	ct->running = true;
 	if (ct->cl->scope)
 		ct->cl->scope->start(ct->cl, here);
@@ -423,13 +468,9 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd,
 	ret = claims_read(ct, false, ct->running, here);
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
-		u64 enabled = c->times.enabled_ns + (ct->running ? now - c->times.since : 0);
-		u64 running = archpmu_claim_running_ns(c, ct->running, now);
+		u64 enabled, running;
 
-		if (cl->scope) {
-			enabled = cl->scope->time_ns(cl, c, ktime_get_mono_fast_ns());
-			running = enabled;
-		}
+		times_at(ct, c, now, &enabled, &running);
 		for (e = 0; e < cl->nr_events; e++, n++) {
 			vals[n].cpu = c->cpu;
 			vals[n].event = e;
@@ -479,17 +520,18 @@ void archpmu_count_claim_down(struct archpmu_count *ct, struct archpmu_claim *c)
 		ct->cl->scope->off(ct->cl, c);
 	claim_read(ct, c, !ct->cl->scope, false);
 	if (ct->running)
-		times_stop(c, ktime_get_ns());
+		times_stop(ct, c, ktime_get_ns());
 }
 
 /* @c is back on its CPU: the time it was away was enabled, not running. */
 void archpmu_count_claim_up(struct archpmu_count *ct, struct archpmu_claim *c)
 {
+	struct archpmu_count_times *t = &count_cpu(ct, c)->times;
 	u64 now = ktime_get_ns();
 
 	lockdep_assert_held(&archpmu_own_lock);
 	if (ct->running) {
-		c->times.enabled_ns += now - c->times.since;
-		c->times.since = now;
+		t->enabled_ns += now - t->since;
+		t->since = now;
 	}
 }

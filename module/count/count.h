@@ -10,8 +10,19 @@
 
 #include "../own/own.h"
 
+/*
+ * A claim's times: enabled while its session is started, running while its
+ * counters are also on the CPU (not while it is offline).
+ */
+struct archpmu_count_times {
+	u64 enabled_ns;
+	u64 running_ns;
+	u64 since;		/* start of the current started interval */
+};
+
 /* Counting's state on one of the session's CPUs (as cl->cpus). */
 struct archpmu_count_cpu {
+	struct archpmu_count_times times;
 	u64 raw[ARCHPMU_MAX_EVENTS];		/* counter values a read batch fetched */
 	u64 ctl_seen[ARCHPMU_MAX_EVENTS];	/* each event's control register, as read */
 	/*

@@ -165,7 +165,7 @@ int archpmu_nl_put_session(struct sk_buff *skb, const struct archpmu_claims *cl,
 	if (!*claim &&
 	    (nla_put_u32(skb, ARCHPMU_GENL_A_SCOPE, ARCHPMU_GENL_SCOPE_CPU) ||
 	     (running && nla_put_flag(skb, ARCHPMU_GENL_A_RUNNING)) ||
-	     (cl->sampling && nla_put_flag(skb, ARCHPMU_GENL_A_SAMPLING)) ||
+	     (archpmu_claims_sampling(cl) && nla_put_flag(skb, ARCHPMU_GENL_A_SAMPLING)) ||
 	     put_events(skb, cl)))
 		return -EMSGSIZE;
 	for (; *claim < cl->nr_cpus; (*claim)++) {

@@ -77,18 +77,6 @@ static bool has_turns(const struct archpmu_claims *cl)
 	return false;
 }
 
-/*
- * The claim's running clock, on its CPU: the time its session's tasks ran
- * there, or for a CPU session (turns run only while it is started) its time
- * running, as count/'s read computes it.
- */
-static u64 clock_local(const struct archpmu_claims *cl, const struct archpmu_claim *c)
-{
-	if (cl->scope)
-		return cl->scope->time_ns(cl, c, ktime_get_mono_fast_ns());
-	return archpmu_claim_running_ns(c, true, ktime_get_ns());
-}
-
 /* Does @counter change hands in this turn (it is not among those kept)? */
 static bool rotates(const struct archpmu_mux_cpu *mc, u32 counter)
 {
@@ -122,7 +110,7 @@ static void turn_local(struct archpmu_batch *b)
 		cl->scope->shut_local(b);
 	else
 		archpmu_counters_pause_local(rot);
-	mc->t0 = clock_local(cl, c);
+	mc->t0 = cl->clock->running_ns(cl, c);
 	for (e = 0; e < cl->nr_events; e++) {
 		if (archpmu_claim_placed(c, e) && mc->t0 > mc->on_pmu_mark)
 			mc->on_pmu_ns[e] += mc->t0 - mc->on_pmu_mark;
@@ -153,7 +141,7 @@ static void turned_local(struct archpmu_batch *b)
 
 	if (cl->scope)
 		cl->scope->sync_local(b);
-	now = clock_local(cl, c);
+	now = cl->clock->running_ns(cl, c);
 	for (e = 0; e < cl->nr_events; e++)
 		if (archpmu_claim_placed(c, e) && !rotates(mc, c->hw[e].counter) && now > mc->t0)
 			mc->on_pmu_ns[e] += now - mc->t0;

@@ -58,17 +58,6 @@ struct archpmu_refusal {
 	char holder_comm[TASK_COMM_LEN];
 };
 
-/*
- * A claim's clock: time enabled runs while its session is started, time
- * running while its counters are also on the CPU (not while it is offline).
- * count/ keeps it (start, stop, reset, CPU down and up); any feature reads it.
- */
-struct archpmu_times {
-	u64 enabled_ns;
-	u64 running_ns;
-	u64 since;		/* start of the current started interval */
-};
-
 /* One session's hold on one CPU. */
 struct archpmu_claim {
 	unsigned int cpu;
@@ -77,12 +66,10 @@ struct archpmu_claim {
 	const struct archpmu_pmu_ops *ops;
 	u64 used;		/* our counters, busy-mask bits */
 	u64 agent_busy;		/* of those, the ones another agent was found using */
-	u64 sampling;		/* of those, the ones that raise PMIs (sample/) */
 	struct archpmu_ctx_change change;	/* for the context's hooks */
 	struct archpmu_hw_event hw[ARCHPMU_MAX_EVENTS];
 	u32 programs;		/* times claim.c programmed it: features note a new programming */
 	struct archpmu_pmu_saved saved;
-	struct archpmu_times times;	/* its clock: see archpmu_claim_running_ns() */
 	struct archpmu_claims *claims;	/* the claims this one is part of */
 	/*
 	 * From the plan (plan.c): the events (bit e) this CPU lacks (hybrid:
@@ -107,7 +94,6 @@ struct archpmu_claims {
 	unsigned int nr_cpus;
 	u64 gp_reserved;	/* GP counters whose perf reservation we hold */
 	bool owned;		/* taken[] and holder[] name us */
-	bool sampling;		/* a sampling session: see count/ and sample/ */
 	bool suspended;		/* from suspend until its counters are reprogrammed */
 	struct archpmu_refusal refusal;	/* after an -EBUSY from plan or save */
 	/*
@@ -116,8 +102,11 @@ struct archpmu_claims {
 	 */
 	const struct archpmu_scope *scope;
 	void *scope_data;
-	/* What samples (sample/), or NULL. */
+	/* What samples (sample/), or NULL: see archpmu_claims_sampling(). */
 	const struct archpmu_sampling_hooks *sampling_hooks;
+	/* The claims' running clock (count/ keeps it). */
+	const struct archpmu_clock *clock;
+	void *clock_data;
 	/* What places the events that do not all fit at once (mux/), or NULL. */
 	const struct archpmu_placer *placer;
 	void *placer_data;
@@ -126,6 +115,17 @@ struct archpmu_claims {
 	/* The claims' CPUs: where the round finds each CPU's batch. */
 	cpumask_var_t all;
 	struct archpmu_round round;
+};
+
+/*
+ * The time each claim's counters have been counting for the session: for a
+ * CPU session while it is started and the claim programmed (not while its
+ * CPU is offline), for a task session while its tasks ran on the claim's
+ * CPU. Callable on the claim's CPU with interrupts disabled, under
+ * archpmu_own_lock.
+ */
+struct archpmu_clock {
+	u64 (*running_ns)(const struct archpmu_claims *cl, const struct archpmu_claim *c);
 };
 
 /*
@@ -242,10 +242,10 @@ static inline bool archpmu_claim_controlled(const struct archpmu_claim *c, unsig
 	return archpmu_claim_placed(c, e) && !archpmu_counter_is_metric(c->hw[e].counter);
 }
 
-/* @c's time running at @now (ktime_get_ns()), @started: its session counts. */
-static inline u64 archpmu_claim_running_ns(const struct archpmu_claim *c, bool started, u64 now)
+/* Does the session sample (its counters raise PMIs, sample/)? */
+static inline bool archpmu_claims_sampling(const struct archpmu_claims *cl)
 {
-	return c->times.running_ns + (started && c->programmed ? now - c->times.since : 0);
+	return cl->sampling_hooks;
 }
 
 /*

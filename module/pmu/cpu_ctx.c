@@ -43,7 +43,7 @@ static u64 ctx_bit(u32 counter)
 	       BIT_ULL(ARCHPMU_BUSY_FIXED_SHIFT + idx - ARCHPMU_NR_GP);
 }
 
-static u64 change_sampling(const struct archpmu_ctx_change *ch)
+u64 archpmu_ctx_pmi_counters(const struct archpmu_ctx_change *ch)
 {
 	u64 bits = 0;
 	unsigned int i;
@@ -131,7 +131,7 @@ void archpmu_ctx_released_local(struct archpmu_batch *b)
 void archpmu_ctx_claimed_local(struct archpmu_batch *b)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
-	u64 sampling = change_sampling(b->arg);
+	u64 sampling = archpmu_ctx_pmi_counters(b->arg);
 
 	if (b->err) {
 		archpmu_ctx_release_local(b);
@@ -162,7 +162,7 @@ void archpmu_ctx_reset_local(struct archpmu_batch *b)
 	const struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	const struct archpmu_ctx_change *ch = b->arg;
 	u64 running = archpmu_counters_pause_local(ch->used);
-	bool samples = change_sampling(ch);
+	bool samples = archpmu_ctx_pmi_counters(ch);
 	unsigned int i;
 	int ret;
 

@@ -260,6 +260,12 @@ struct archpmu_ctx_change {
 };
 
 /*
+ * The change's counters that raise PMIs, as busy-mask bits: those of its
+ * events with a sampling period.
+ */
+u64 archpmu_ctx_pmi_counters(const struct archpmu_ctx_change *ch);
+
+/*
  * Batch hooks (b->arg is a struct archpmu_ctx_change). The claim comes
  * before the programming ops, so that a PMI the very first overflow raises
  * finds its owner.

@@ -105,7 +105,6 @@ static int setup_claim(struct archpmu_sampler *smp, struct archpmu_claims *cl,
 		hw->freq = sp->flags & ARCHPMU_SAMPLE_FREQ ? sp->period : 0;
 		hw->period = hw->freq ? archpmu_freq_first_period(hw->freq, hw->period_max) :
 			     sp->period;
-		c->sampling |= archpmu_counter_bit(hw->counter);
 	}
 	return 0;
 }
@@ -142,7 +141,6 @@ int archpmu_sample_setup(struct archpmu_sample *sm, struct archpmu_claims *cl,
 		return ret;
 	sm->registered = true;
 	sm->cl = cl;
-	cl->sampling = true;
 	cl->sampling_hooks = &archpmu_sample_hooks;
 	return 0;
 }

@@ -92,9 +92,9 @@ static void frequencies_count(const struct archpmu_claims *cl, struct archpmu_cl
  * gone) never outlives its gate; hidden, no PMI handler throttles it again.
  */
 static void unthrottle(struct archpmu_cpu_ctx *ctx, const struct archpmu_claims *cl,
-		       struct archpmu_claim *c, u64 now)
+		       struct archpmu_claim *c, u64 pmi, u64 now)
 {
-	u64 bits = atomic64_fetch_andnot(c->sampling, &ctx->throttled) & c->sampling;
+	u64 bits = atomic64_fetch_andnot(pmi, &ctx->throttled) & pmi;
 	unsigned int e;
 
 	for (e = 0; bits && e < cl->nr_events; e++)
@@ -107,13 +107,14 @@ static void gate_close(const struct archpmu_claims *cl, struct archpmu_claim *c,
 		       u64 now)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	u64 pmi = archpmu_ctx_pmi_counters(&c->change);
 
-	if (!c->sampling)
+	if (!pmi)
 		return;
-	WRITE_ONCE(ctx->sampling, ctx->sampling & ~c->sampling);
+	WRITE_ONCE(ctx->sampling, ctx->sampling & ~pmi);
 	WRITE_ONCE(ctx->released_ns, now);
-	archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_OVF_CTRL, c->sampling);
-	unthrottle(ctx, cl, c, now);
+	archpmu_wrmsr_local(ARCHPMU_MSR_GLOBAL_OVF_CTRL, pmi);
+	unthrottle(ctx, cl, c, pmi, now);
 	frequencies_count(cl, c, false, now);
 	if (carry)
 		save(cl, c, carry);
@@ -123,13 +124,14 @@ static void gate_open(const struct archpmu_claims *cl, struct archpmu_claim *c,
 		      const void *carry, u64 now)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
+	u64 pmi = archpmu_ctx_pmi_counters(&c->change);
 
-	if (!c->sampling)
+	if (!pmi)
 		return;
 	if (carry)
 		load(cl, c, carry);
 	frequencies_count(cl, c, true, now);
-	WRITE_ONCE(ctx->sampling, ctx->sampling | c->sampling);
+	WRITE_ONCE(ctx->sampling, ctx->sampling | pmi);
 }
 
 const struct archpmu_sampling_hooks archpmu_sample_hooks = {
