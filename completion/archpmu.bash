@@ -38,7 +38,7 @@ _archpmu()
 	local cur prev words cword
 	_init_completion -n =: || return
 
-	local cmds="info list stat record monitor who regs selftest"
+	local cmds="info list stat record monitor who regs selftest exporter"
 	local cmd="" i start=0
 	for ((i = 1; i < cword; i++)); do
 		case "${words[i]}" in
@@ -77,6 +77,10 @@ _archpmu()
 	selftest)
 		opts="-C --cpu -h --help"
 		with_value="-C --cpu"
+		;;
+	exporter)
+		opts="--listen -e --event -C --cpu -h --help"
+		with_value="--listen -e --event -C --cpu"
 		;;
 	stat)
 		opts="-e --event -a --all-cpus -C --cpu -p --pid -t --tid -A --per-cpu
@@ -133,7 +137,7 @@ _archpmu()
 		return
 		;;
 	-C | --cpu | -t | --tid | -I | --interval-print | -x | --field-separator | -r | --repeat | \
-		--duration | -c | --count | -F | --freq | -m | --mmap-pages)
+		--duration | -c | --count | -F | --freq | -m | --mmap-pages | --listen)
 		return
 		;;
 	esac

@@ -20,8 +20,8 @@ for page in "$build"/man/*.[0-9]; do
 	[ -z "$lint" ] || bad "$name: mandoc: $lint"
 	grep -q "\"archpmu $version\"" "$page" || bad "$name: not version $version"
 done
-# Every long option of stat and record is in its man page and in the completion.
-for cmd in stat record; do
+# Every long option of stat, record and exporter is in its man page and in the completion.
+for cmd in stat record exporter; do
 	page=$build/man/archpmu-$cmd.1
 	for opt in $("$tool" "$cmd" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
 		[ "$opt" = --help ] && continue

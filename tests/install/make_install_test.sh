@@ -30,10 +30,23 @@ for f in usr/bin/archpmu \
 	usr/share/man/man1/archpmu-selftest.1 \
 	usr/share/man/man4/archpmu.4 \
 	usr/share/bash-completion/completions/archpmu \
+	usr/share/man/man1/archpmu-exporter.1 \
+	usr/lib/systemd/system/archpmu-exporter.service usr/lib/sysusers.d/archpmu.conf \
 	"lib/modules/$kver/extra/archpmu.ko" etc/udev/rules.d/99-archpmu.rules; do
 	[ -e "$root/$f" ] || { echo "make install: $f is missing"; missing=1; }
 done
 [ "$missing" = 0 ] || { find "$root" -type f | sort; exit 1; }
+# The exporter's unit: systemd takes it (its ExecStart pointed at the staged tool),
+# and its hardening keeps systemd's exposure score at 2.5 or below ("OK").
+unit=$work/archpmu-exporter.service
+sed "s#^ExecStart=/usr/bin/archpmu#ExecStart=$root/usr/bin/archpmu#" \
+	"$root/usr/lib/systemd/system/archpmu-exporter.service" > "$unit"
+grep -q "^ExecStart=$root/usr/bin/archpmu exporter" "$unit" || { echo "unit: ExecStart"; exit 1; }
+if command -v systemd-analyze > /dev/null; then
+	systemd-analyze verify --man=no "$unit" || { echo "systemd-analyze verify failed"; exit 1; }
+	systemd-analyze security --offline=true --threshold=25 "$unit" > "$work/security" 2>&1 ||
+		{ tail -n 3 "$work/security"; echo "the exporter's unit is exposed over 2.5"; exit 1; }
+fi
 # Nothing of the tests was built or installed.
 [ ! -e "$work/build/tests" ] || { echo "make install built the tests"; exit 1; }
 if find "$root" -name '*itest*' -o -name 'archpmu_hog*' -o -name 'archpmu_leak*' | grep -q .; then

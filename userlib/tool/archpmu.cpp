@@ -6,6 +6,7 @@
 #include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
 #include "args.hpp"
+#include "exporter.hpp"
 #include "list.hpp"
 #include "record.hpp"
 #include "report.hpp"
@@ -51,6 +52,8 @@ int run(int argc, char** argv)
                 options.cpu = cmd.cpus.front();
             return archpmu::tool::run_selftest(options);
         }
+        case Action::exporter:
+            return archpmu::tool::run_exporter(cmd.exporter);
         case Action::exit:
             break;
     }

@@ -15,6 +15,7 @@
 #include "archpmu/error.hpp"
 #include "archpmu/pmu.hpp"
 #include "args_sub.hpp"
+#include "exporter_metrics.hpp"
 
 namespace archpmu::tool {
 namespace {
@@ -100,6 +101,23 @@ std::vector<EventSpec> parse_events(const std::vector<std::string>& lists)
         refuse("-e/--event", reason(e));
     }
     return events;
+}
+
+std::string parse_listen(std::string_view text)
+{
+    const std::size_t colon = text.rfind(':');
+    const std::string_view host = text.substr(0, colon == std::string_view::npos ? 0 : colon);
+    const std::string_view port = colon == std::string_view::npos ? text : text.substr(colon + 1);
+    unsigned value = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
+    const bool plain = !host.empty() && host.find_first_of(":[]") == std::string_view::npos;
+    if (colon == std::string_view::npos || (!bracketed && !plain) || ec != std::errc() ||
+        end != port.data() + port.size() || port.empty() || value == 0 || value > 65535)
+        refuse("--listen", "'" + std::string(text) +
+                               "' is not ADDR:PORT with a port of 1 to 65535 (e.g. "
+                               "127.0.0.1:10738, [::1]:10738, 0.0.0.0:10738)");
+    return std::string(text);
 }
 
 std::vector<std::uint32_t> parse_cpus(std::string_view text)
@@ -260,6 +278,25 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                                               "the first online)")
                                  ->type_name("CPU");
 
+    std::vector<std::string> exporter_events;
+    std::string exporter_cpus;
+    std::string exporter_listen = cmd.exporter.listen;
+    auto* exporter = app.add_subcommand(
+        "exporter",
+        "serve one counting session's counts to Prometheus at http://ADDR:PORT/metrics, in "
+        "the text format or OpenMetrics, until SIGTERM; SIGHUP counts afresh; needs "
+        "CAP_PERFMON (docs/exporter.md)");
+    exporter->add_option("--listen", exporter_listen, "where to listen")
+        ->type_name("ADDR:PORT")
+        ->capture_default_str();
+    exporter
+        ->add_option("-e,--event", exporter_events,
+                     "events in perf's syntax (default instructions,cycles)")
+        ->type_name("EVENTS");
+    auto* exporter_cpu_opt =
+        exporter->add_option("-C,--cpu", exporter_cpus, "these CPUs only (default: every online)")
+            ->type_name("LIST");
+
     StatArgs stat_args;
     auto* stat = add_stat(app, stat_args, cmd.stat);
 
@@ -287,13 +324,15 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
             return "archpmu regs: ";
         if (selftest->parsed())
             return "archpmu selftest: ";
+        if (exporter->parsed())
+            return "archpmu exporter: ";
         return "archpmu: ";
     };
     // As perf: the reason, the usage line, exit status 129.
     const auto usage = [&](const std::string& what) {
         cmd.status = kUsageStatus;
         std::string sub = "<command>";
-        for (const auto* s : {info, list, monitor, who, regs, selftest, stat, record})
+        for (const auto* s : {info, list, monitor, who, regs, selftest, exporter, stat, record})
             if (s->parsed())
                 sub = s->get_name();
         const bool runs = sub == "stat" || sub == "record";
@@ -339,6 +378,24 @@ Command parse_command_line(int argc, const char* const* argv, std::ostream& out)
                                            std::to_string(cmd.cpus.size()) + " CPUs; give one");
             }
             cmd.action = Command::Action::selftest;
+            return cmd;
+        }
+        if (exporter->parsed()) {
+            if (!command.empty())
+                return usage("takes no COMMAND");
+            cmd.exporter.listen = parse_listen(exporter_listen);
+            cmd.exporter.events = parse_events(exporter_events.empty()
+                                                   ? std::vector<std::string>{"instructions,cycles"}
+                                                   : exporter_events);
+            try {
+                check_family_names(cmd.exporter.events);
+            } catch (const Error& e) {
+                refuse("-e/--event", reason(e));
+            }
+            if (exporter_cpu_opt->count())
+                cmd.exporter.cpus = parse_cpus(exporter_cpus);
+            cmd.exporter.device = cmd.device;
+            cmd.action = Command::Action::exporter;
             return cmd;
         }
         if (record->parsed()) {

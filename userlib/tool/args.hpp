@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "archpmu/events.hpp"
+#include "exporter.hpp"
 #include "record.hpp"
 #include "stat.hpp"
 
@@ -45,10 +46,12 @@ std::vector<pid_t> parse_ids(std::string_view option, std::string_view text);
 std::uint64_t parse_count(std::string_view option, std::string_view text, std::uint64_t max);
 // record -m/--mmap-pages: a power of 2 up to the module's ring maximum.
 std::uint32_t parse_mmap_pages(std::string_view text);
+// exporter --listen: ADDR:PORT (an IPv4 address, or an IPv6 one in brackets), port 1-65535.
+std::string parse_listen(std::string_view text);
 
 // What the command line asks for.
 struct Command {
-    enum class Action { exit, info, list, stat, record, monitor, who, regs, selftest };
+    enum class Action { exit, info, list, stat, record, monitor, who, regs, selftest, exporter };
     Action action = Action::exit;
     // Action::exit: the exit status (0 after --help or --version), and for a bad
     // command line (kUsageStatus, as perf) a message for stderr: a line that names
@@ -61,6 +64,7 @@ struct Command {
     std::vector<std::uint32_t> cpus;  // regs -C, selftest -C (one CPU)
     StatOptions stat;                 // stat
     RecordOptions record;             // record
+    ExporterOptions exporter;         // exporter
 };
 
 // Where stat's or record's COMMAND starts in argv: after "--", or as in perf at the

@@ -97,8 +97,8 @@ bool counted(const StatTotals& t, std::size_t e, const Scope& sc)
     return !absent(t, e, sc) && !never_on_pmu(t, e, sc);
 }
 
-// "cpu_atom/dTLB-loads/:u" is dTLB-loads of perf's PMU cpu_atom (a hybrid part's core
-// type) with the modifiers ":u"; "dTLB-loads:u" has no PMU.
+}  // namespace
+
 std::tuple<std::string_view, std::string_view, std::string_view> split_event_name(
     std::string_view full)
 {
@@ -119,6 +119,8 @@ std::tuple<std::string_view, std::string_view, std::string_view> split_event_nam
     return {std::string_view(), full.substr(0, colon),
             colon == std::string_view::npos ? std::string_view() : full.substr(colon)};
 }
+
+namespace {
 
 // An event for one core type (perf's cpu_core/.../) has no line for the other's CPUs.
 bool other_types_line(const StatTotals& t, const StatFormat& f, std::size_t e, const Scope& sc)

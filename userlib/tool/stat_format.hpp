@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "stat_report.hpp"
@@ -75,6 +76,12 @@ std::string stat_json_lines(const StatTotals& t, const StatFormat& f);
 // "time_enabled_ns", "time_running_ns", "running_pct"}]}; after -r also "runs",
 // "elapsed_stddev_ns" and per event "stddev_pct". On one line for an interval.
 std::string stat_json(const StatTotals& t, const StatFormat& f = {});
+
+// "cpu_atom/dTLB-loads/:u" is dTLB-loads of perf's PMU cpu_atom (a hybrid part's core
+// type) with the modifiers ":u": {"cpu_atom", "dTLB-loads", ":u"}; "dTLB-loads:u" has no
+// PMU: {"", "dTLB-loads", ":u"}. The PMU in any case, as the event parser takes it.
+std::tuple<std::string_view, std::string_view, std::string_view> split_event_name(
+    std::string_view full);
 
 // Event `name` as perf names it for one core type (`core_type`: "core", "atom"):
 // cpu_core/NAME/MODS (cpu_atom/branches/u; cpu/event=.../ becomes cpu_atom/event=.../);

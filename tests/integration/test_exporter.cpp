@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+// archpmu exporter in the VM: promtool on its scrapes, a real Prometheus scraping it,
+// and what a daemon must survive. Prometheus and promtool are Debian's, unpacked into
+// build/prometheus by scripts/install-deps.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness.hpp"
+
+using namespace archpmu::itest;
+
+namespace {
+
+const std::string kListen = "127.0.0.1:10738";
+const std::string kUrl = "http://" + kListen + "/metrics";
+constexpr const char* kOpenMetrics =
+    "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5";
+
+// `archpmu exporter ARGS...` in the background, its stderr in a file; SIGTERM at the end.
+class Exporter {
+public:
+    explicit Exporter(std::vector<std::string> args) : log_("/tmp/itest-exporter.log")
+    {
+        (void)run_command("ip link set lo up");
+        args.insert(args.begin(), {ARCHPMU_TOOL, "exporter", "--listen", kListen});
+        // Everything the child needs is ready before the fork: another thread may hold
+        // malloc's lock, so the child only makes async-signal-safe calls.
+        std::vector<char*> argv;
+        argv.reserve(args.size() + 1);
+        for (auto& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            if (fd < 0 || ::dup2(fd, STDERR_FILENO) < 0)
+                ::_exit(126);
+            ::execv(ARCHPMU_TOOL, argv.data());
+            ::_exit(127);
+        }
+        // Serving once the log says so (TCG: a few seconds at most).
+        for (int i = 0; i < 200 && !serving(); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    Exporter(const Exporter&) = delete;
+    Exporter& operator=(const Exporter&) = delete;
+    ~Exporter() { (void)stop(SIGTERM); }
+
+    // Send `sig` and reap it: its exit status, 128 + the signal that killed it, or -1.
+    int stop(int sig)
+    {
+        if (pid_ <= 0)
+            return -1;
+        ::kill(pid_, sig);
+        int status = 0;
+        const pid_t got = ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+        if (got < 0)
+            return -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    void signal(int sig) const { ::kill(pid_, sig); }
+    // What the child is doing: for a failure's message.
+    [[nodiscard]] std::string state() const
+    {
+        const std::string p = "/proc/" + std::to_string(pid_);
+        return run_command("cat " + p + "/status | head -3; cat " + p + "/wchan; echo; cat " + p +
+                           "/stack; ls -l " + p + "/fd")
+            .out;
+    }
+    [[nodiscard]] bool serving() const { return log().find("serving") != std::string::npos; }
+    // Empty until the child has opened it.
+    [[nodiscard]] std::string log() const { return path_exists(log_) ? read_file(log_) : ""; }
+
+private:
+    std::string log_;
+    pid_t pid_ = -1;
+};
+
+std::string scrape(const std::string& accept = "")
+{
+    const std::string header = accept.empty() ? "" : " -H 'Accept: " + accept + "'";
+    return run_command("curl -sS --max-time 20" + header + " " + kUrl).out;
+}
+
+// The value of the sample line that starts with `series` (name and labels), or -1.
+double sample(const std::string& text, const std::string& series)
+{
+    std::size_t pos = 0;
+    while ((pos = text.find(series + " ", pos)) != std::string::npos) {
+        if (pos == 0 || text[pos - 1] == '\n')
+            return std::stod(text.substr(pos + series.size() + 1));
+        pos += series.size();
+    }
+    return -1;
+}
+
+// A family's series on CPU `cpu` of a part that is not hybrid.
+std::string on_cpu(const std::string& family, unsigned cpu)
+{
+    return family + R"({core_type="none",cpu=")" + std::to_string(cpu) + R"("})";
+}
+
+bool promtool_clean(const std::string& text)
+{
+    write_file("/tmp/itest-scrape.txt", text);
+    return run_command(std::string(ARCHPMU_PROMETHEUS_BIN) +
+                       "/promtool check metrics < /tmp/itest-scrape.txt")
+               .status == 0;
+}
+
+}  // namespace
+
+TEST_CASE("exporter: both formats, promtool clean on every scrape, and it lets go as found",
+          "[exporter]")
+{
+    LoadedModule module("backend=model");
+    const archpmu::Device dev;
+    const auto before = pmu_msr_snapshot(dev, 0);
+    {
+        Exporter exporter({"-e", "instructions,cycles,branch-misses"});
+        INFO(exporter.log());
+        REQUIRE(exporter.serving());
+        for (int i = 0; i < 3; ++i) {
+            const std::string text = scrape();
+            INFO(text);
+            CHECK(promtool_clean(text));
+            CHECK(sample(text, "archpmu_up") == 1);
+            CHECK(sample(text, on_cpu("archpmu_instructions_total", 0)) > 0);
+            CHECK(sample(text, on_cpu("archpmu_branch_misses_total", 1)) > 0);
+            CHECK(text.find("# TYPE archpmu_enabled_seconds_total counter") != std::string::npos);
+        }
+        // OpenMetrics when the scraper prefers it, as Prometheus does.
+        const auto om =
+            run_command("curl -sS -D - -H 'Accept: " + std::string(kOpenMetrics) + "' " + kUrl).out;
+        INFO(om);
+        CHECK(om.find("Content-Type: application/openmetrics-text; version=1.0.0") !=
+              std::string::npos);
+        CHECK(om.find("# TYPE archpmu_instructions counter\n") != std::string::npos);
+        CHECK(om.find("# UNIT archpmu_running_seconds seconds\n") != std::string::npos);
+        CHECK(om.size() > 6);
+        CHECK(om.substr(om.size() - 6) == "# EOF\n");
+        CHECK(sample(om, on_cpu("archpmu_instructions_total", 0)) > 0);
+        CHECK(exporter.stop(SIGTERM) == 0);
+    }
+    CHECK(pmu_msr_snapshot(dev, 0) == before);
+}
+
+TEST_CASE("exporter: a real Prometheus' rate() agrees with archpmu stat over the same window",
+          "[exporter][prometheus]")
+{
+    LoadedModule module("backend=model");
+    Exporter exporter({"-e", "instructions,cycles"});
+    INFO(exporter.log());
+    INFO(exporter.state());
+    REQUIRE(exporter.serving());
+    const std::string dir = "/tmp/itest-prometheus";
+    (void)run_command("rm -rf " + dir + " && mkdir -p " + dir);
+    write_file(dir + "/prometheus.yml",
+               "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+               "scrape_configs:\n  - job_name: archpmu\n    static_configs:\n"
+               "      - targets: ['" +
+                   kListen + "']\n");
+    const auto server =
+        run_command(std::string(ARCHPMU_PROMETHEUS_BIN) + "/prometheus --config.file=" + dir +
+                    "/prometheus.yml --storage.tsdb.path=" + dir +
+                    "/data --web.listen-address=127.0.0.1:9090 > " + dir +
+                    "/log 2>&1 & echo $! > " + dir + "/pid");
+    REQUIRE(server.status == 0);
+    const auto query = [](const std::string& promql) {
+        const auto r = run_command(
+            "curl -sS --max-time 20 http://127.0.0.1:9090/api/v1/query --data-urlencode 'query=" +
+            promql + "'");
+        return nlohmann::json::parse(r.out, nullptr, false);
+    };
+    // Ready and scraping: the target's up series is 1.
+    bool scraping = false;
+    for (int i = 0; i < 60 && !scraping; ++i) {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        const auto up = query("up{job=\"archpmu\"}");
+        scraping = !up.is_discarded() && up.value("status", "") == "success" &&
+                   !up["data"]["result"].empty() && up["data"]["result"][0]["value"][1] == "1";
+    }
+    if (!scraping)
+        FAIL(run_command("tail -20 " + dir + "/log").out);
+    // The same 5 s: archpmu stat counts instructions on GP counters (the exporter holds
+    // fixed counter 0), then Prometheus is asked for the rate over the 5 s that just ended.
+    const auto stat = run_command(std::string(ARCHPMU_TOOL) +
+                                  " stat -a -x, -o /tmp/itest-stat.csv -e r00c0 -- sleep 5");
+    const auto rate = query("rate(archpmu_instructions_total[5s])");
+    REQUIRE(stat.status == 0);
+    const std::string csv = read_file("/tmp/itest-stat.csv");
+    INFO(csv);
+    INFO(rate.dump());
+    REQUIRE(rate.value("status", "") == "success");
+    double stat_total = 0;
+    for (std::size_t pos = 0; pos < csv.size();) {
+        const std::size_t end = csv.find('\n', pos);
+        const std::string line = csv.substr(pos, end - pos);
+        if (line.find("r00c0") != std::string::npos)
+            stat_total += std::stod(line);
+        pos = end == std::string::npos ? csv.size() : end + 1;
+    }
+    double rate_total = 0;
+    for (const auto& series : rate["data"]["result"])
+        rate_total += std::stod(series["value"][1].get<std::string>());
+    CHECK(rate["data"]["result"].size() == online_cpus().size());
+    // The model counts at its documented rate whatever runs: both see the same rate,
+    // within what TCG's timer jitter and rate()'s extrapolation leave.
+    const double stat_rate = stat_total / 5.0;
+    std::printf("itest: exporter: Prometheus' rate() %.4g/s, archpmu stat %.4g/s\n", rate_total,
+                stat_rate);
+    CHECK(stat_rate > 0);
+    CHECK(std::fabs(rate_total - stat_rate) <= 0.10 * stat_rate);
+    (void)run_command("kill $(cat " + dir + "/pid); sleep 1");
+}
+
+TEST_CASE("exporter: waits for the module, counts afresh on SIGHUP, keeps an offline CPU's series",
+          "[exporter][hotplug]")
+{
+    const std::string online = "/sys/devices/system/cpu/cpu1/online";
+    REQUIRE(path_exists(online));
+    // Started before the module: up 0, then counting once it is there.
+    Exporter exporter({});
+    INFO(exporter.log());
+    INFO(exporter.state());
+    REQUIRE(exporter.serving());
+    std::string text = scrape();
+    CHECK(sample(text, "archpmu_up") == 0);
+    CHECK(promtool_clean(text));
+    LoadedModule module("backend=model");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    text = scrape();
+    INFO(text);
+    INFO(exporter.log());
+    CHECK(sample(text, "archpmu_up") == 1);
+    CHECK(sample(text, "archpmu_sessions_opened_total") == 1);
+
+    write_file(online, "0");
+    text = scrape();
+    CHECK(sample(text, on_cpu("archpmu_cpu_online", 1)) == 0);
+    CHECK(sample(text, on_cpu("archpmu_instructions_total", 1)) > 0);
+    CHECK(promtool_clean(text));
+    write_file(online, "1");
+    text = scrape();
+    CHECK(sample(text, on_cpu("archpmu_cpu_online", 1)) == 1);
+
+    const double before = sample(text, on_cpu("archpmu_instructions_total", 0));
+    exporter.signal(SIGHUP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    text = scrape();
+    CHECK(sample(text, "archpmu_sessions_opened_total") == 2);
+    // A new session: the count restarted, which Prometheus' rate() takes as a reset.
+    CHECK(sample(text, on_cpu("archpmu_instructions_total", 0)) < before);
+    // Before the module goes: its session holds the module.
+    CHECK(exporter.stop(SIGTERM) == 0);
+}
+
+TEST_CASE("exporter: kill -9 leaves the PMU as found", "[exporter][release]")
+{
+    LoadedModule module("backend=model");
+    const archpmu::Device dev;
+    const auto before = pmu_msr_snapshot(dev, 1);
+    Exporter exporter({"-e", "instructions,cycles,branches,branch-misses"});
+    INFO(exporter.log());
+    INFO(exporter.state());
+    REQUIRE(exporter.serving());
+    CHECK(sample(scrape(), "archpmu_up") == 1);
+    CHECK(exporter.stop(SIGKILL) == 128 + SIGKILL);
+    CHECK(pmu_msr_snapshot(dev, 1) == before);
+    CHECK(
+        archpmu::Session("instructions,cycles,branches,branch-misses", on_cpus({1})).cpu_count() ==
+        1);
+}

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+// The session is opened at start and kept: Prometheus' rate() wants counters that run
+// between scrapes. When the module is missing or refuses the counters (another session
+// holds them), archpmu_up is 0 and each scrape, or the idle tick, tries again at most
+// once a second. HTTP is civetweb, the server prometheus-cpp's Exposer embeds: the
+// Exposer serves only the text format and its handler cannot be replaced, so the
+// exporter registers its own, which negotiates the format.
+#include "exporter.hpp"
+
+#include <CivetServer.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <optional>
+
+#include "archpmu/device.hpp"
+#include "archpmu/error.hpp"
+#include "archpmu/session.hpp"
+#include "exporter_metrics.hpp"
+#include "openmetrics.hpp"
+
+namespace archpmu::tool {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kRetry = std::chrono::seconds(1);
+
+// The session and what a scrape reports of it. Scrapes come from civetweb's threads.
+class Source {
+public:
+    explicit Source(const ExporterOptions& options) : options_(options) {}
+
+    // The first open: an error the module gives the events themselves ends the exporter.
+    void open_first()
+    {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        open_locked(true);
+    }
+
+    std::vector<prometheus::MetricFamily> scrape()
+    {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (!session_ && Clock::now() - last_try_ >= kRetry)
+            open_locked(false);
+        ScrapeView view;
+        view.events = options_.events;
+        view.sessions_opened = opened_;
+        if (session_) {
+            try {
+                session_->read(view.snapshot);
+                view.up = true;
+                view.cpus = cpus_;
+                view.backend = backend_;
+            } catch (const Error& e) {
+                say("reading the session failed, opening it again: " + std::string(e.what()));
+                session_.reset();
+            }
+        }
+        return scrape_families(view, reported_);
+    }
+
+    // SIGHUP: counts restart on a new session (which takes CPUs now online).
+    void reopen()
+    {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        session_.reset();
+        open_locked(false);
+    }
+
+    // The idle tick: a session lost or refused is tried again without a scrape.
+    void tick()
+    {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (!session_ && Clock::now() - last_try_ >= kRetry)
+            open_locked(false);
+    }
+
+private:
+    void open_locked(bool first)
+    {
+        last_try_ = Clock::now();
+        try {
+            const Device dev(options_.device);
+            backend_ = dev.info().backend;
+            cpus_ = dev.all_cpu_info();
+            SessionOptions so;
+            so.cpus = options_.cpus;
+            so.start_now = true;
+            so.multiplex = true;
+            so.device = options_.device;
+            session_.emplace(options_.events, so);
+            reported_.clear();  // a new session counts from 0
+            ++opened_;
+            say("counting " + std::to_string(options_.events.size()) + " events on " +
+                std::to_string(session_->cpu_count()) + " CPUs");
+        } catch (const Error& e) {
+            // The events themselves: no retry will help.
+            if (first && (e.code().value() == EINVAL || e.code().value() == EOPNOTSUPP ||
+                          e.code().value() == ERANGE))
+                throw;
+            say("cannot count (archpmu_up is 0, trying again): " + std::string(e.what()));
+        }
+    }
+
+    // Each message once in a row, so a retry a second does not flood the journal.
+    void say(const std::string& message)
+    {
+        if (message == last_said_)
+            return;
+        last_said_ = message;
+        std::cerr << "archpmu exporter: " << message << std::endl;
+    }
+
+    const ExporterOptions& options_;
+    std::mutex mutex_;
+    std::optional<Session> session_;
+    ReportedCounts reported_;
+    std::vector<CpuInfo> cpus_;
+    Backend backend_ = Backend::unknown;
+    std::uint64_t opened_ = 0;
+    Clock::time_point last_try_{};
+    std::string last_said_;
+};
+
+class MetricsHandler : public CivetHandler {
+public:
+    explicit MetricsHandler(Source& source) : source_(source) {}
+
+    bool handleGet(CivetServer* /*server*/, mg_connection* conn) override
+    {
+        const char* accept = CivetServer::getHeader(conn, "Accept");
+        const bool om = prefers_openmetrics(accept ? accept : "");
+        std::string body;
+        try {
+            const auto families = source_.scrape();
+            body = om ? serialize_openmetrics(families) : serialize_text(families);
+        } catch (const std::exception& e) {
+            mg_send_http_error(conn, 500, "%s\n", e.what());
+            return true;
+        }
+        const std::string type(om ? kOpenMetricsContentType : kTextContentType);
+        mg_send_http_ok(conn, type.c_str(), static_cast<long long>(body.size()));
+        mg_write(conn, body.data(), body.size());
+        return true;
+    }
+
+private:
+    Source& source_;
+};
+
+}  // namespace
+
+int run_exporter(const ExporterOptions& options)
+{
+    // Blocked here, before civetweb starts its threads, so that they inherit the mask and
+    // only sigtimedwait() below takes them.
+    sigset_t signals;
+    sigemptyset(&signals);
+    for (const int s : {SIGTERM, SIGINT, SIGHUP})
+        sigaddset(&signals, s);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+    Source source(options);
+    MetricsHandler handler(source);
+    std::optional<CivetServer> server;
+    try {
+        server.emplace(std::vector<std::string>{
+            "listening_ports", options.listen, "num_threads", std::to_string(options.threads),
+            // A scraper that stalls loses its connection; others wait in a bounded queue.
+            "request_timeout_ms", "10000", "connection_queue", "64"});
+    } catch (const CivetException& e) {
+        std::cerr << "archpmu exporter: cannot listen on " << options.listen << ": " << e.what()
+                  << '\n';
+        return 1;
+    }
+    // Listening first: a port in use is said before any counter is taken.
+    try {
+        source.open_first();
+    } catch (const Error& e) {
+        std::cerr << "archpmu exporter: " << e.what() << '\n';
+        return 1;
+    }
+    server->addHandler("/metrics", handler);
+    std::cerr << "archpmu exporter: serving http://" << options.listen << "/metrics" << std::endl;
+
+    const timespec tick{1, 0};
+    for (;;) {
+        const int sig = sigtimedwait(&signals, nullptr, &tick);
+        if (sig == SIGHUP) {
+            std::cerr << "archpmu exporter: SIGHUP: opening the session afresh" << std::endl;
+            source.reopen();
+        } else if (sig == SIGTERM || sig == SIGINT) {
+            break;
+        } else {
+            source.tick();
+        }
+    }
+    // No scrape runs past here; the session closes with the source.
+    server->close();
+    return 0;
+}
+
+}  // namespace archpmu::tool
