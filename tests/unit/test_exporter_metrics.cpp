@@ -163,6 +163,16 @@ TEST_CASE("OpenMetrics: TYPE and HELP without _total, UNIT for seconds, escapes,
           "# HELP archpmu_up up\n"
           "archpmu_up 1\n"
           "# EOF\n");
+    prometheus::MetricFamily i;
+    i.name = "archpmu_pmu_info";
+    i.help = "the PMU";
+    i.type = prometheus::MetricType::Gauge;
+    i.metric.emplace_back();
+    i.metric[0].label = {{"version", "5"}};
+    i.metric[0].gauge.value = 1;
+    CHECK(archpmu::tool::serialize_openmetrics({i}) ==
+          "# TYPE archpmu_pmu info\n# HELP archpmu_pmu the PMU\n"
+          "archpmu_pmu_info{version=\"5\"} 1\n# EOF\n");
     CHECK_THAT(archpmu::tool::serialize_text({f}),
                Contains("# TYPE archpmu_enabled_seconds_total counter"));
 }
@@ -182,6 +192,8 @@ TEST_CASE("the scraper's Accept header picks the format", "[exporter]")
     CHECK_FALSE(prefers_openmetrics("application/openmetrics-text;version=2.0.0"));
     CHECK_FALSE(prefers_openmetrics("application/openmetrics-text;q=0"));
     CHECK(prefers_openmetrics("TEXT/PLAIN;q=0.2, Application/OpenMetrics-Text ; q=0.9"));
+    CHECK(prefers_openmetrics("application/openmetrics-text;version=\"1.0.0\""));
+    CHECK_FALSE(prefers_openmetrics("application/openmetrics-text;q=-1, text/plain;q=0.1"));
 }
 
 TEST_CASE("exporter's command line: --listen, events and CPUs checked before it runs", "[exporter]")
@@ -190,8 +202,10 @@ TEST_CASE("exporter's command line: --listen, events and CPUs checked before it 
     CHECK(parse_listen("127.0.0.1:10738") == "127.0.0.1:10738");
     CHECK(parse_listen("[::1]:9999") == "[::1]:9999");
     CHECK(parse_listen("0.0.0.0:1") == "0.0.0.0:1");
-    for (const char* bad : {"127.0.0.1", ":10738", "127.0.0.1:0", "127.0.0.1:65536", "::1:80",
-                            "127.0.0.1:80s", "[]:80", "host:x"})
+    for (const char* bad :
+         {"127.0.0.1", ":10738", "127.0.0.1:0", "127.0.0.1:65536", "::1:80", "127.0.0.1:80s",
+          "[]:80", "host:x", "localhost:80", "10738,127.0.0.1:10739", "[::1]:1,[::]:10738",
+          "127.0.0.1 :80", "0x7f.0.0.1:80", "[127.0.0.1]:80"})
         CHECK_THROWS_WITH(parse_listen(bad), Contains("--listen: '" + std::string(bad) + "'"));
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "args.hpp"
 
+#include <arpa/inet.h>
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
@@ -105,18 +106,23 @@ std::vector<EventSpec> parse_events(const std::vector<std::string>& lists)
 
 std::string parse_listen(std::string_view text)
 {
+    // One numeric address: civetweb reads commas as more ports, letters after the port
+    // as options, a lone port as every address.
     const std::size_t colon = text.rfind(':');
-    const std::string_view host = text.substr(0, colon == std::string_view::npos ? 0 : colon);
+    const std::string host(text.substr(0, colon == std::string_view::npos ? 0 : colon));
     const std::string_view port = colon == std::string_view::npos ? text : text.substr(colon + 1);
     unsigned value = 0;
     const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    const bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
-    const bool plain = !host.empty() && host.find_first_of(":[]") == std::string_view::npos;
-    if (colon == std::string_view::npos || (!bracketed && !plain) || ec != std::errc() ||
+    in6_addr addr{};
+    const bool v6 = host.size() > 2 && host.front() == '[' && host.back() == ']' &&
+                    ::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &addr) == 1;
+    const bool v4 = ::inet_pton(AF_INET, host.c_str(), &addr) == 1;
+    if (colon == std::string_view::npos || (!v4 && !v6) || ec != std::errc() ||
         end != port.data() + port.size() || port.empty() || value == 0 || value > 65535)
         refuse("--listen", "'" + std::string(text) +
-                               "' is not ADDR:PORT with a port of 1 to 65535 (e.g. "
-                               "127.0.0.1:10738, [::1]:10738, 0.0.0.0:10738)");
+                               "' is not ADDR:PORT, one IPv4 address or an IPv6 one in brackets "
+                               "and a port of 1 to 65535 (e.g. 127.0.0.1:10738, [::1]:10738, "
+                               "0.0.0.0:10738)");
     return std::string(text);
 }
 

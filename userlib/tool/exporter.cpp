@@ -9,6 +9,7 @@
 
 #include <CivetServer.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -83,10 +84,29 @@ private:
     void open_locked(bool first)
     {
         last_try_ = Clock::now();
+        std::optional<Device> dev;
         try {
-            const Device dev(options_.device);
-            backend_ = dev.info().backend;
-            cpus_ = dev.all_cpu_info();
+            dev.emplace(options_.device);
+        } catch (const Error& e) {
+            // No module (yet): wait for it. Anything else (the node's mode, say) is the
+            // service's setup, which no retry mends.
+            const int err = e.code().value();
+            if (first && err != ENOENT && err != ENODEV && err != ENXIO)
+                throw;
+            say("cannot count (archpmu_up is 0, trying again): " + std::string(e.what()));
+            return;
+        }
+        try {
+            backend_ = dev->info().backend;
+            cpus_ = dev->all_cpu_info();
+            if (!options_.cpus.empty())
+                cpus_.erase(std::remove_if(cpus_.begin(), cpus_.end(),
+                                           [&](const CpuInfo& c) {
+                                               return std::find(options_.cpus.begin(),
+                                                                options_.cpus.end(),
+                                                                c.cpu) == options_.cpus.end();
+                                           }),
+                            cpus_.end());
             SessionOptions so;
             so.cpus = options_.cpus;
             so.start_now = true;
@@ -98,9 +118,10 @@ private:
             say("counting " + std::to_string(options_.events.size()) + " events on " +
                 std::to_string(session_->cpu_count()) + " CPUs");
         } catch (const Error& e) {
-            // The events themselves: no retry will help.
-            if (first && (e.code().value() == EINVAL || e.code().value() == EOPNOTSUPP ||
-                          e.code().value() == ERANGE))
+            // Counters others hold, or a passing shortage, clear; the first refusal of
+            // anything else (the events, the CPUs, the privilege) ends the exporter.
+            const int err = e.code().value();
+            if (first && err != EBUSY && err != ENOMEM && err != EAGAIN && err != EINTR)
                 throw;
             say("cannot count (archpmu_up is 0, trying again): " + std::string(e.what()));
         }
@@ -170,8 +191,9 @@ int run_exporter(const ExporterOptions& options)
     try {
         server.emplace(std::vector<std::string>{
             "listening_ports", options.listen, "num_threads", std::to_string(options.threads),
-            // A scraper that stalls loses its connection; others wait in a bounded queue.
-            "request_timeout_ms", "10000", "connection_queue", "64"});
+            // A scraper that stalls loses its connection after 5 s; others wait in a
+            // bounded queue.
+            "request_timeout_ms", "5000", "connection_queue", "64"});
     } catch (const CivetException& e) {
         std::cerr << "archpmu exporter: cannot listen on " << options.listen << ": " << e.what()
                   << '\n';
@@ -182,7 +204,7 @@ int run_exporter(const ExporterOptions& options)
         source.open_first();
     } catch (const Error& e) {
         std::cerr << "archpmu exporter: " << e.what() << '\n';
-        return 1;
+        return kExporterConfigStatus;
     }
     server->addHandler("/metrics", handler);
     std::cerr << "archpmu exporter: serving http://" << options.listen << "/metrics" << std::endl;

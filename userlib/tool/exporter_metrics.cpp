@@ -88,23 +88,24 @@ void check_family_names(const std::vector<EventSpec>& events)
                                        "archpmu_cpu_online_total",
                                        "archpmu_enabled_seconds_total",
                                        "archpmu_running_seconds_total"};
-    std::map<std::string, std::size_t> seen;
+    // Each family's events so far, by core type (none: every CPU).
+    std::map<std::string, std::vector<std::size_t>> seen;
     for (std::size_t e = 0; e < events.size(); ++e) {
         const std::string name = event_family_name(events[e].name);
         if (own.count(name) != 0)
             throw Error(EINVAL, "event '" + events[e].name + "' would be " + name +
                                     ", which the exporter serves itself");
-        const auto [it, fresh] = seen.emplace(name, e);
-        if (fresh)
-            continue;
-        const EventSpec& first = events[it->second];
-        // cpu_core/X/ and cpu_atom/X/ count on different CPUs: one family, no series twice.
-        const auto a = event_core_type(first.flags);
-        const auto b = event_core_type(events[e].flags);
-        if (a && b && *a != *b)
-            continue;
-        throw Error(EINVAL, "events '" + first.name + "' and '" + events[e].name +
-                                "' would both be " + name + " on the same CPUs: give each once");
+        const auto type = event_core_type(events[e].flags);
+        for (const std::size_t other : seen[name]) {
+            // cpu_core/X/ and cpu_atom/X/ count on different CPUs: one family, no series twice.
+            const auto other_type = event_core_type(events[other].flags);
+            if (type && other_type && *type != *other_type)
+                continue;
+            throw Error(EINVAL, "events '" + events[other].name + "' and '" + events[e].name +
+                                    "' would both be " + name +
+                                    " on the same CPUs: give each once");
+        }
+        seen[name].push_back(e);
     }
 }
 

@@ -53,9 +53,12 @@ MediaRange parse_range(std::string_view text)
         if (eq == std::string_view::npos)
             continue;
         const std::string key = lower(trim(param.substr(0, eq)));
-        const std::string value(trim(param.substr(eq + 1)));
+        std::string_view raw = trim(param.substr(eq + 1));
+        if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"')
+            raw = raw.substr(1, raw.size() - 2);  // a quoted-string
+        const std::string value(raw);
         if (key == "q")
-            r.q = std::strtod(value.c_str(), nullptr);
+            r.q = std::clamp(std::strtod(value.c_str(), nullptr), 0.0, 1.0);
         else if (key == "version")
             r.version = value;
     }
@@ -140,14 +143,17 @@ std::string serialize_openmetrics(const std::vector<MetricFamily>& families)
     std::string out;
     for (const auto& f : families) {
         const bool counter = f.type == MetricType::Counter;
-        const std::string base =
-            counter && ends_with(f.name, "_total") ? f.name.substr(0, f.name.size() - 6) : f.name;
-        out += "# TYPE " + base + " " + std::string(type_name(f.type)) + "\n";
+        // OpenMetrics keeps _info for its info type: a gauge so named is one.
+        const bool info = f.type == MetricType::Gauge && ends_with(f.name, "_info");
+        const std::string base = (counter && ends_with(f.name, "_total")) || info
+                                     ? f.name.substr(0, f.name.size() - (info ? 5 : 6))
+                                     : f.name;
+        out += "# TYPE " + base + " " + (info ? "info" : std::string(type_name(f.type))) + "\n";
         if (ends_with(base, "_seconds"))
             out += "# UNIT " + base + " seconds\n";
         out += "# HELP " + base + " " + escaped(f.help, true) + "\n";
         for (const auto& m : f.metric) {
-            out += counter ? base + "_total" : base;
+            out += counter ? base + "_total" : info ? base + "_info" : base;
             if (!m.label.empty()) {
                 out += '{';
                 for (std::size_t i = 0; i < m.label.size(); ++i)

@@ -20,7 +20,8 @@ inline constexpr std::string_view kOpenMetricsContentType =
 bool prefers_openmetrics(std::string_view accept);
 
 // `families` in OpenMetrics 1.0.0: a counter family's name loses its _total in TYPE,
-// UNIT and HELP, its samples keep it; a family whose name ends in _seconds (before
+// UNIT and HELP, its samples keep it; a gauge named *_info is of the info type, named
+// likewise without _info; a family whose name ends in _seconds (before
 // _total) has UNIT seconds; the text ends with # EOF.
 std::string serialize_openmetrics(const std::vector<prometheus::MetricFamily>& families);
 // The same in the text format 0.0.4.
