@@ -56,6 +56,9 @@ public:
         // Serving once the log says so (TCG: a few seconds at most).
         for (int i = 0; i < 200 && !serving(); ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        INFO(log());
+        INFO(state());
+        REQUIRE(serving());
     }
     Exporter(const Exporter&) = delete;
     Exporter& operator=(const Exporter&) = delete;
@@ -138,8 +141,6 @@ TEST_CASE("exporter: both formats, promtool clean on every scrape, and it lets g
     const auto before = pmu_msr_snapshot(dev, 0);
     {
         Exporter exporter({"-e", "instructions,cycles,branch-misses"});
-        INFO(exporter.log());
-        REQUIRE(exporter.serving());
         for (int i = 0; i < 3; ++i) {
             const std::string text = scrape();
             INFO(text);
@@ -170,9 +171,6 @@ TEST_CASE("exporter: a real Prometheus' rate() agrees with archpmu stat over the
 {
     LoadedModule module("backend=model");
     Exporter exporter({"-e", "instructions,cycles"});
-    INFO(exporter.log());
-    INFO(exporter.state());
-    REQUIRE(exporter.serving());
     const std::string dir = "/tmp/itest-prometheus";
     (void)run_command("rm -rf " + dir + " && mkdir -p " + dir);
     write_file(dir + "/prometheus.yml",
@@ -251,9 +249,6 @@ TEST_CASE("exporter: waits for the module, counts afresh on SIGHUP, keeps an off
     } back_online{online};
     // Started before the module: up 0, then counting once it is there.
     Exporter exporter({});
-    INFO(exporter.log());
-    INFO(exporter.state());
-    REQUIRE(exporter.serving());
     std::string text = scrape();
     CHECK(sample(text, "archpmu_up") == 0);
     CHECK(promtool_clean(text));
@@ -294,9 +289,6 @@ TEST_CASE(
     // Fixed counter 0 and the model's 4 GP counters: instructions has nowhere to go.
     holder.emplace("instructions,branches,branch-misses,r00c4,r00c5", on_cpus({}));
     Exporter exporter({});
-    INFO(exporter.log());
-    INFO(exporter.state());
-    REQUIRE(exporter.serving());
     // Multiplexed, as perf: instructions crowded out (<not counted>, no sample), cycles counted.
     std::string text = scrape();
     INFO(text);
@@ -325,9 +317,6 @@ TEST_CASE("exporter: kill -9 leaves the PMU as found", "[exporter][release]")
     const archpmu::Device dev;
     const auto before = pmu_msr_snapshot(dev, 1);
     Exporter exporter({"-e", "instructions,cycles,branches,branch-misses"});
-    INFO(exporter.log());
-    INFO(exporter.state());
-    REQUIRE(exporter.serving());
     CHECK(sample(scrape(), "archpmu_up") == 1);
     CHECK(exporter.stop(SIGKILL) == 128 + SIGKILL);
     CHECK(pmu_msr_snapshot(dev, 1) == before);
@@ -341,9 +330,6 @@ TEST_CASE("exporter: 50 scrapers at once for 20 s, each answered, no fd or memor
 {
     LoadedModule module("backend=model");
     Exporter exporter({"-e", "instructions,cycles,branches"});
-    INFO(exporter.log());
-    INFO(exporter.state());
-    REQUIRE(exporter.serving());
     const std::string proc = "/proc/" + std::to_string(exporter.pid());
     const auto fds = [&] { return run_command("ls " + proc + "/fd | wc -l").out; };
     const auto rss_kb = [&] {
@@ -393,9 +379,6 @@ TEST_CASE("exporter: scrapers that connect and say nothing do not stop it for lo
 {
     LoadedModule module("backend=model");
     Exporter exporter({});
-    INFO(exporter.log());
-    INFO(exporter.state());
-    REQUIRE(exporter.serving());
     // More idle connections than the exporter has threads: each is dropped after its
     // request timeout, so a scrape behind them is answered within a few of those.
     write_file("/tmp/itest-idle.sh",

@@ -9,6 +9,7 @@
 #include "archpmu/error.hpp"
 #include "archpmu/events.hpp"
 #include "args.hpp"
+#include "count_value_row.hpp"
 #include "exporter_metrics.hpp"
 #include "openmetrics.hpp"
 
@@ -17,19 +18,9 @@ using archpmu::tool::prefers_openmetrics;
 using archpmu::tool::ScrapeView;
 using Catch::Contains;
 
-namespace {
+using archpmu::unit::row;
 
-archpmu::CountValue row(std::uint32_t cpu, std::uint32_t event, std::uint64_t value,
-                        std::uint64_t enabled, std::uint64_t running)
-{
-    archpmu::CountValue v;
-    v.cpu = cpu;
-    v.event = event;
-    v.value = value;
-    v.time_enabled_ns = enabled;
-    v.time_running_ns = running;
-    return v;
-}
+namespace {
 
 archpmu::CpuInfo cpu(std::uint32_t n, archpmu::CoreType type)
 {

@@ -6,22 +6,9 @@
 #include "archpmu/error.hpp"
 #include "archpmu/events.hpp"
 #include "archpmu/session.hpp"
+#include "count_value_row.hpp"
 
-namespace {
-
-archpmu::CountValue row(std::uint32_t cpu, std::uint32_t event, std::uint64_t value,
-                        std::uint64_t enabled, std::uint64_t running)
-{
-    archpmu::CountValue v;
-    v.cpu = cpu;
-    v.event = event;
-    v.value = value;
-    v.time_enabled_ns = enabled;
-    v.time_running_ns = running;
-    return v;
-}
-
-}  // namespace
+using archpmu::unit::row;
 
 TEST_CASE("results sum the CPUs and scale the sum as perf stat does", "[results]")
 {
