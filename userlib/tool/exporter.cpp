@@ -35,7 +35,7 @@ class Source {
 public:
     explicit Source(const ExporterOptions& options) : options_(options) {}
 
-    // The first open: an error the module gives the events themselves ends the exporter.
+    // The first open: a refusal no retry mends throws (run_exporter: kExporterConfigStatus).
     void open_first()
     {
         const std::lock_guard<std::mutex> lock(mutex_);
