@@ -20,14 +20,6 @@ using prometheus::MetricType;
 
 constexpr double kNsPerS = 1e9;
 
-// The event without its core type's PMU: "cpu_core/cycles/:u" is "cycles:u".
-std::string without_pmu(std::string_view event)
-{
-    const auto [pmu, name, mods] = split_event_name(event);
-    (void)pmu;
-    return std::string(name) + std::string(mods);
-}
-
 MetricFamily family(std::string name, std::string help, MetricType type)
 {
     MetricFamily f;
@@ -57,14 +49,16 @@ ClientMetric counter(std::vector<ClientMetric::Label> labels, double value)
 
 std::string event_label(std::string_view event)
 {
-    return without_pmu(event);
+    const auto [pmu, name, mods] = split_event_name(event);
+    (void)pmu;
+    return std::string(name) + std::string(mods);
 }
 
 std::string event_family_name(std::string_view event)
 {
     std::string out = "archpmu_";
     bool gap = false;
-    for (const char c : without_pmu(event)) {
+    for (const char c : event_label(event)) {
         const auto u = static_cast<unsigned char>(c);
         if (std::isalnum(u) == 0) {
             gap = true;
