@@ -16,6 +16,7 @@
 #include <linux/sysfs.h>
 
 #include "../pmu/pmu.h"
+#include "../sample/sample.h"
 #include "dev.h"
 
 static int cpu_desc(struct device *dev, struct archpmu_pmu_desc *d)
@@ -84,6 +85,24 @@ static ssize_t events_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(events);
 
+static ssize_t throttled_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	u64 throttled, lost;
+
+	archpmu_sample_cpu_totals(dev->id, &throttled, &lost);
+	return sysfs_emit(buf, "%llu\n", throttled);
+}
+static DEVICE_ATTR_RO(throttled);
+
+static ssize_t lost_samples_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	u64 throttled, lost;
+
+	archpmu_sample_cpu_totals(dev->id, &throttled, &lost);
+	return sysfs_emit(buf, "%llu\n", lost);
+}
+static DEVICE_ATTR_RO(lost_samples);
+
 static struct attribute *archpmu_cpu_attrs[] = {
 	&dev_attr_version.attr,
 	&dev_attr_gp_counters.attr,
@@ -100,6 +119,8 @@ static struct attribute *archpmu_cpu_attrs[] = {
 	&dev_attr_core_type.attr,
 	&dev_attr_perf_capabilities.attr,
 	&dev_attr_pmu_flags.attr,
+	&dev_attr_throttled.attr,
+	&dev_attr_lost_samples.attr,
 	NULL
 };
 

@@ -6,12 +6,28 @@
  * and sample_id_all, so user space
  * can copy them into a perf.data file unchanged.
  */
+#include <asm/local64.h>
+#include <linux/percpu.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/smp.h>
 
 #include "record.h"
+
+/*
+ * Every session's throttles and dropped samples on each CPU since the load,
+ * for sysfs: counted on the CPU, in NMI or the tick, which an NMI can
+ * interrupt, so each add is one instruction (local64).
+ */
+static DEFINE_PER_CPU(local64_t, cpu_throttled);
+static DEFINE_PER_CPU(local64_t, cpu_lost);
+
+void archpmu_sample_cpu_totals(unsigned int cpu, u64 *throttled, u64 *lost)
+{
+	*throttled = local64_read(per_cpu_ptr(&cpu_throttled, cpu));
+	*lost = local64_read(per_cpu_ptr(&cpu_lost, cpu));
+}
 
 /* The sample_id trailer of non-sample records. */
 struct record_id {
@@ -142,6 +158,7 @@ bool archpmu_record_sample(const struct archpmu_cpu_ctx *ctx, struct archpmu_hw_
 	if (!archpmu_ring_begin(&h, r, size)) {
 		r->lost_id = hw->id;
 		local64_inc(&r->lost);
+		local64_inc(this_cpu_ptr(&cpu_lost));
 		WRITE_ONCE(r->dropped, r->dropped + 1);
 		WRITE_ONCE(r->page->lost, r->dropped);
 		return false;
@@ -216,6 +233,7 @@ void archpmu_record_throttle(struct archpmu_hw_event *hw, bool throttle, u64 now
 	struct record_throttle rec;
 
 	if (throttle) {
+		local64_inc(this_cpu_ptr(&cpu_throttled));
 		WRITE_ONCE(r->throttled, r->throttled + 1);
 		WRITE_ONCE(r->page->throttled, r->throttled);
 	} else {

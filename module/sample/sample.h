@@ -105,6 +105,11 @@ int archpmu_pmi_get(const struct archpmu_claims *cl);
 void archpmu_pmi_put(const struct archpmu_claims *cl);
 int archpmu_pmi_init(void);
 void archpmu_pmi_exit(void);
+/*
+ * record.c: the throttles and the samples a full ring dropped on @cpu, of
+ * every session since the module loaded.
+ */
+void archpmu_sample_cpu_totals(unsigned int cpu, u64 *throttled, u64 *lost);
 /* PMIs the handler took as its own so far, and the nanoseconds they took. */
 void archpmu_pmi_stats(u64 *handled, u64 *ns);
 /*

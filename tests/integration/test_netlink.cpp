@@ -312,6 +312,47 @@ TEST_CASE("throttles, unthrottles and lost samples are told with exact totals",
     CHECK(sum[ARCHPMU_GENL_EVENT_UNTHROTTLE] >= 1);
 }
 
+// The same totals, every session's, for those who may not join the events group
+// (the exporter, with CAP_PERFMON only).
+TEST_CASE("sysfs' throttled and lost_samples sum every session's on the CPU, across hotplug",
+          "[netlink][sampling][sysfs][hotplug]")
+{
+    LoadedModule module("backend=model model_version=4");
+    const unsigned cpu = online_cpus().back();
+    REQUIRE(cpu > 0);
+    const auto total = [&](const char* attr) { return std::stoull(cpu_sysfs(cpu, attr)); };
+    CHECK(total("throttled") == 0);
+    CHECK(total("lost_samples") == 0);
+    uint64_t throttled = 0, lost = 0;
+    for (int i = 0; i < 2; i++) {
+        archpmu::SessionOptions opts = on_cpus({cpu});
+        opts.sampling = archpmu::SamplingOptions{};
+        opts.sampling->ring_pages = 1;  // full at once, and nobody reads it: samples are lost
+        auto evs = events("instructions");
+        evs[0].sample.period = 1;
+        archpmu::Session s(evs, opts);
+        s.start();
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        s.stop();
+        const auto stats = s.ring_stats();
+        REQUIRE(stats.size() == 1);
+        throttled += stats[0].throttled;
+        lost += stats[0].lost;
+    }
+    REQUIRE(throttled > 0);
+    REQUIRE(lost > 0);
+    CHECK(total("throttled") == throttled);
+    CHECK(total("lost_samples") == lost);
+    CHECK(cpu_sysfs(0, "throttled") == "0");
+    CHECK(cpu_sysfs(0, "lost_samples") == "0");
+    const std::string online = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/online";
+    write_file(online, "0");
+    CHECK_FALSE(path_exists("/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/archpmu"));
+    write_file(online, "1");
+    CHECK(total("throttled") == throttled);
+    CHECK(total("lost_samples") == lost);
+}
+
 TEST_CASE("who names every holder exactly", "[netlink][who]")
 {
     LoadedModule module(kExact);
