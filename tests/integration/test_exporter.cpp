@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "archpmu/events.hpp"
+#include "archpmu/session.hpp"
 #include "harness.hpp"
 
 using namespace archpmu::itest;
@@ -323,6 +325,43 @@ TEST_CASE("exporter: kill -9 leaves the PMU as found", "[exporter][release]")
     CHECK(
         archpmu::Session("instructions,cycles,branches,branch-misses", on_cpus({1})).cpu_count() ==
         1);
+}
+
+TEST_CASE(
+    "exporter: a sampling session beside it shows in archpmu_throttled_total and "
+    "archpmu_lost_samples_total",
+    "[exporter][sampling]")
+{
+    LoadedModule module("backend=model model_version=4");
+    const unsigned cpu = online_cpus().back();
+    Exporter exporter({"-e", "cycles"});
+    std::string text = scrape();
+    CHECK(sample(text, on_cpu("archpmu_throttled_total", cpu)) == 0);
+    CHECK(sample(text, on_cpu("archpmu_lost_samples_total", cpu)) == 0);
+    {
+        archpmu::SessionOptions opts = on_cpus({cpu});
+        opts.sampling = archpmu::SamplingOptions{};
+        opts.sampling->ring_pages = 1;  // full at once, and nobody reads it: samples are lost
+        auto evs = archpmu::parse_event_list("instructions");
+        evs[0].sample.period = 1;
+        archpmu::Session s(evs, opts);
+        s.start();
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        s.stop();
+    }
+    const double throttled = std::stod(cpu_sysfs(cpu, "throttled"));
+    const double lost = std::stod(cpu_sysfs(cpu, "lost_samples"));
+    REQUIRE(throttled > 0);
+    REQUIRE(lost > 0);
+    text = scrape();
+    CHECK(promtool_clean(text));
+    CHECK(sample(text, on_cpu("archpmu_throttled_total", cpu)) == throttled);
+    CHECK(sample(text, on_cpu("archpmu_lost_samples_total", cpu)) == lost);
+    CHECK(sample(text, on_cpu("archpmu_throttled_total", 0)) == 0);
+    CHECK(sample(text, on_cpu("archpmu_cycles_total", cpu)) > 0);  // its own session counted on
+    const std::string open_metrics = scrape(kOpenMetrics);
+    CHECK_THAT(open_metrics, Catch::Contains("# TYPE archpmu_throttled counter"));
+    CHECK_THAT(open_metrics, Catch::Contains("# TYPE archpmu_lost_samples counter"));
 }
 
 TEST_CASE("exporter: 50 scrapers at once for 20 s, each answered, no fd or memory growth",

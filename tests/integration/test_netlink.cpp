@@ -323,7 +323,8 @@ TEST_CASE("sysfs' throttled and lost_samples sum every session's on the CPU, acr
     const auto total = [&](const char* attr) { return std::stoull(cpu_sysfs(cpu, attr)); };
     CHECK(total("throttled") == 0);
     CHECK(total("lost_samples") == 0);
-    uint64_t throttled = 0, lost = 0;
+    uint64_t throttled = 0;
+    uint64_t lost = 0;
     for (int i = 0; i < 2; i++) {
         archpmu::SessionOptions opts = on_cpus({cpu});
         opts.sampling = archpmu::SamplingOptions{};

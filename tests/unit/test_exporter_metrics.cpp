@@ -71,6 +71,9 @@ TEST_CASE("two events of one family are refused unless their core types differ",
     own.name = "running-seconds";  // no event has such a name: the check still holds
     CHECK_THROWS_WITH(archpmu::tool::check_family_names({own}),
                       Contains("archpmu_running_seconds_total, which the exporter serves"));
+    own.name = "lost-samples";
+    CHECK_THROWS_WITH(archpmu::tool::check_family_names({own}),
+                      Contains("archpmu_lost_samples_total, which the exporter serves"));
 }
 
 TEST_CASE("a scrape: scaled counts, times in seconds, the PMU, and no sample where nothing counted",
@@ -120,6 +123,23 @@ TEST_CASE("a scrape: scaled counts, times in seconds, the PMU, and no sample whe
     CHECK(find(fams, "archpmu_up")->metric[0].gauge.value == 1);
     for (const auto& f : fams)
         CHECK_FALSE(f.help.empty());
+
+    // No sampling totals read (a module without the files): no family, rather than zeros.
+    CHECK_FALSE(find(fams, "archpmu_throttled_total"));
+    CHECK_FALSE(find(fams, "archpmu_lost_samples_total"));
+    v.sampling = {{0, 5, 0}, {1, 0, 1234}};
+    const auto with_sampling = archpmu::tool::scrape_families(v, reported);
+    const auto* throttled = find(with_sampling, "archpmu_throttled_total");
+    REQUIRE(throttled);
+    CHECK(throttled->type == prometheus::MetricType::Counter);
+    REQUIRE(throttled->metric.size() == 2);
+    CHECK(throttled->metric[0].counter.value == 5);
+    CHECK(throttled->metric[1].label[0].value == "atom");
+    CHECK(throttled->metric[1].label[1].value == "1");
+    const auto* lost = find(with_sampling, "archpmu_lost_samples_total");
+    REQUIRE(lost);
+    REQUIRE(lost->metric.size() == 2);
+    CHECK(lost->metric[1].counter.value == 1234);
 
     v.up = false;
     const auto down = archpmu::tool::scrape_families(v, reported);

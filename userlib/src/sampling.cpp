@@ -8,11 +8,15 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <fstream>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "archpmu.h"
 #include "archpmu/error.hpp"
 #include "archpmu/session.hpp"
+#include "archpmu/sideband.hpp"
 
 namespace archpmu {
 
@@ -146,6 +150,41 @@ std::vector<RingStats> Session::ring_stats() const
         s.lost = __atomic_load_n(&page->lost, __ATOMIC_RELAXED);
         s.throttled = __atomic_load_n(&page->throttled, __ATOMIC_RELAXED);
         out.push_back(s);
+    }
+    return out;
+}
+
+namespace {
+
+// A decimal file of the CPU's archpmu directory; nothing when it is not there.
+std::optional<std::uint64_t> cpu_total(std::uint32_t cpu, const char* name)
+{
+    const std::string path =
+        "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/archpmu/" + name;
+    errno = 0;
+    std::ifstream in(path);
+    if (!in) {
+        if (errno == ENOENT)
+            return std::nullopt;
+        throw Error(errno ? errno : EIO, "reading " + path);
+    }
+    std::uint64_t value = 0;
+    if (!(in >> value))
+        throw Error(EIO, "reading " + path + ": not a number");
+    return value;
+}
+
+}  // namespace
+
+std::vector<CpuSamplingTotals> sampling_totals()
+{
+    std::vector<CpuSamplingTotals> out;
+    for (const std::uint32_t cpu : online_cpus()) {
+        const auto throttled = cpu_total(cpu, "throttled");
+        const auto lost = cpu_total(cpu, "lost_samples");
+        // A CPU going offline or the module leaving between the two reads.
+        if (throttled && lost)
+            out.push_back({cpu, *throttled, *lost});
     }
     return out;
 }

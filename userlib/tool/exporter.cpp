@@ -14,11 +14,13 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <optional>
 
 #include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
+#include "archpmu/sampling.hpp"
 #include "archpmu/session.hpp"
 #include "exporter_metrics.hpp"
 #include "openmetrics.hpp"
@@ -61,6 +63,11 @@ public:
                 session_.reset();
             }
         }
+        if (view.up) {
+            read_sampling_totals();
+            for (const auto& [cpu, totals] : sampling_)
+                view.sampling.push_back(totals);
+        }
         return scrape_families(view, reported_);
     }
 
@@ -81,6 +88,19 @@ public:
     }
 
 private:
+    // Of the session's CPUs; an offline one keeps what it had (sysfs has no file for it).
+    void read_sampling_totals()
+    {
+        try {
+            for (const auto& t : sampling_totals())
+                if (std::any_of(cpus_.begin(), cpus_.end(),
+                                [&](const CpuInfo& c) { return c.cpu == t.cpu; }))
+                    sampling_[t.cpu] = t;
+        } catch (const Error& e) {
+            say("reading the sampling totals failed: " + std::string(e.what()));
+        }
+    }
+
     void open_locked(bool first)
     {
         last_try_ = Clock::now();
@@ -114,6 +134,7 @@ private:
             so.device = options_.device;
             session_.emplace(options_.events, so);
             reported_.clear();  // a new session counts from 0
+            sampling_.clear();  // the module may have been reloaded, its totals with it
             ++opened_;
             say("counting " + std::to_string(options_.events.size()) + " events on " +
                 std::to_string(session_->cpu_count()) + " CPUs");
@@ -141,6 +162,7 @@ private:
     std::optional<Session> session_;
     ReportedCounts reported_;
     std::vector<CpuInfo> cpus_;
+    std::map<std::uint32_t, CpuSamplingTotals> sampling_;  // of cpus_, the last read of each
     Backend backend_ = Backend::unknown;
     std::uint64_t opened_ = 0;
     Clock::time_point last_try_{};

@@ -81,7 +81,9 @@ void check_family_names(const std::vector<EventSpec>& events)
                                        "archpmu_pmu_info_total",
                                        "archpmu_cpu_online_total",
                                        "archpmu_enabled_seconds_total",
-                                       "archpmu_running_seconds_total"};
+                                       "archpmu_running_seconds_total",
+                                       "archpmu_throttled_total",
+                                       "archpmu_lost_samples_total"};
     // Each family's events so far, by core type (none: every CPU).
     std::map<std::string, std::vector<std::size_t>> seen;
     for (std::size_t e = 0; e < events.size(); ++e) {
@@ -195,6 +197,26 @@ std::vector<MetricFamily> scrape_families(const ScrapeView& view, ReportedCounts
     }
     out.push_back(std::move(enabled));
     out.push_back(std::move(running));
+
+    auto throttled = family("archpmu_throttled_total",
+                            "times a sampling counter on the CPU was throttled (over "
+                            "sample_max_rate or sample_cpu_percent), every archpmu session's "
+                            "since the module loaded",
+                            MetricType::Counter);
+    auto lost = family("archpmu_lost_samples_total",
+                       "samples dropped on the CPU because their session's ring was full, "
+                       "every archpmu session's since the module loaded",
+                       MetricType::Counter);
+    for (const auto& t : view.sampling) {
+        const std::vector<ClientMetric::Label> where = {{"core_type", type_of(t.cpu)},
+                                                        {"cpu", std::to_string(t.cpu)}};
+        throttled.metric.push_back(counter(where, static_cast<double>(t.throttled)));
+        lost.metric.push_back(counter(where, static_cast<double>(t.lost)));
+    }
+    if (!view.sampling.empty()) {
+        out.push_back(std::move(throttled));
+        out.push_back(std::move(lost));
+    }
     return out;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "archpmu/pmu.hpp"
+#include "archpmu/sampling.hpp"
 #include "archpmu/session.hpp"
 
 namespace archpmu::tool {
@@ -37,6 +38,9 @@ struct ScrapeView {
     std::vector<CpuInfo> cpus;      // the enumeration at the session's open
     Backend backend = Backend::unknown;
     std::uint64_t sessions_opened = 0;  // by this exporter: each one restarted the counts
+    // Every archpmu session's throttles and lost samples on the session's CPUs, as
+    // last read (an offline CPU's stay).
+    std::vector<CpuSamplingTotals> sampling;
 };
 
 // What a session's scrapes reported of each event on each CPU. perf's scaling of a
@@ -52,8 +56,9 @@ private:
 };
 
 // Every family of a scrape, each with its HELP: archpmu_up, archpmu_sessions_opened_total,
-// archpmu_pmu_info, archpmu_cpu_online, each event's family, and
-// archpmu_enabled_seconds_total / archpmu_running_seconds_total per event and CPU. An
+// archpmu_pmu_info, archpmu_cpu_online, each event's family,
+// archpmu_enabled_seconds_total / archpmu_running_seconds_total per event and CPU, and
+// archpmu_throttled_total / archpmu_lost_samples_total per CPU. An
 // event's count is scaled as perf scales it; where it did not count at all (never on
 // the PMU, or the CPU's core type lacks it) the CPU has no sample of it.
 std::vector<prometheus::MetricFamily> scrape_families(const ScrapeView& view,

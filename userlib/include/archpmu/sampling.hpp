@@ -59,6 +59,19 @@ struct RingStats {
     std::uint64_t throttled = 0;  // times a counter was throttled
 };
 
+// Every session's throttles and dropped samples on one CPU since the module loaded
+// (sysfs: cpuN/archpmu/throttled and lost_samples).
+struct CpuSamplingTotals {
+    std::uint32_t cpu = 0;
+    std::uint64_t throttled = 0;
+    std::uint64_t lost = 0;
+};
+
+// Those of the online CPUs, ascending; none without the module (or one older than
+// the files). Needs no privilege. Throws archpmu::Error when a file cannot be read
+// for another reason than its absence.
+std::vector<CpuSamplingTotals> sampling_totals();
+
 // The id the library gives event i when its SampleSpec names none:
 // kSampleIdBase + (i + 1) * kSampleIdStride. The module writes id + CPU number
 // into the event's records on that CPU, so the stride keeps them apart.
