@@ -332,8 +332,10 @@ TEST_CASE(
     "archpmu_lost_samples_total",
     "[exporter][sampling]")
 {
-    LoadedModule module("backend=model model_version=4");
+    // A rate the model's PMIs always outrun, so that they throttle.
+    LoadedModule module("backend=model model_version=4 sample_max_rate=2000");
     const unsigned cpu = online_cpus().back();
+    REQUIRE(cpu > 0);
     Exporter exporter({"-e", "cycles"});
     std::string text = scrape();
     CHECK(sample(text, on_cpu("archpmu_throttled_total", cpu)) == 0);

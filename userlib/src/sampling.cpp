@@ -2,13 +2,14 @@
 // Session's rings (session.hpp), and the mapping they live in (sampling.hpp).
 #include "archpmu/sampling.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
-#include <fstream>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "archpmu/error.hpp"
 #include "archpmu/session.hpp"
 #include "archpmu/sideband.hpp"
+#include "archpmu/unique_fd.hpp"
 
 namespace archpmu {
 
@@ -156,20 +158,30 @@ std::vector<RingStats> Session::ring_stats() const
 
 namespace {
 
-// A decimal file of the CPU's archpmu directory; nothing when it is not there.
+// A decimal file of the CPU's archpmu directory; nothing when it is not there, or
+// went away as it was read (the CPU went offline, the module was unloaded).
 std::optional<std::uint64_t> cpu_total(std::uint32_t cpu, const char* name)
 {
     const std::string path =
         "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/archpmu/" + name;
-    errno = 0;
-    std::ifstream in(path);
-    if (!in) {
-        if (errno == ENOENT)
+    const auto gone = [](int err) { return err == ENOENT || err == ENODEV; };
+    const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) {
+        if (gone(errno))
             return std::nullopt;
-        throw Error(errno ? errno : EIO, "reading " + path);
+        throw Error(errno, "reading " + path);
     }
-    std::uint64_t value = 0;
-    if (!(in >> value))
+    char text[32] = {};
+    const ssize_t n = ::read(fd.get(), text, sizeof(text) - 1);
+    if (n < 0) {
+        if (gone(errno))
+            return std::nullopt;
+        throw Error(errno, "reading " + path);
+    }
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long value = std::strtoull(text, &end, 10);
+    if (n == 0 || end == text || (*end != '\n' && *end != '\0') || errno != 0)
         throw Error(EIO, "reading " + path + ": not a number");
     return value;
 }
