@@ -10,7 +10,7 @@
 #                   stat, record, who, regs and monitor (on the real PMU of an
 #                   Intel host, else in the VM on the model)
 #   make bench      bench/archpmu_bench (real PMU on an Intel host, else the VM),
-#                   then bench/sampling.py (in the VM on the model)
+#                   then bench/sampling.py and bench/exporter.py (in the VM on the model)
 #   make lint       checkpatch --strict, clang-format, clang-tidy
 #   make install    the library, tool, headers, pkg-config and CMake files, man
 #                   pages and bash completion under PREFIX (default /usr/local),
@@ -97,6 +97,7 @@ check-hw: all
 bench: all
 	scripts/bench
 	scripts/bench-sample
+	scripts/bench-exporter
 
 lint: user
 	scripts/lint
