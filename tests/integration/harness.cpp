@@ -23,6 +23,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "../common/cpuid_dump.hpp"
 #include "archpmu.h"
@@ -413,6 +414,24 @@ archpmu::SessionOptions on_cpus(std::vector<uint32_t> cpus, Mux mux, StartAt sta
     o.multiplex = mux == Mux::on;
     o.start_now = start == StartAt::open;
     return o;
+}
+
+archpmu::RingStats run_lossy_sampling(unsigned cpu, std::chrono::milliseconds how_long)
+{
+    archpmu::SessionOptions opts = on_cpus({cpu});
+    opts.sampling = archpmu::SamplingOptions{};
+    opts.sampling->ring_pages = 1;
+    auto evs = archpmu::parse_event_list("instructions");
+    evs[0].sample.period = 1;
+    archpmu::Session s(evs, opts);
+    s.start();
+    std::this_thread::sleep_for(how_long);
+    s.stop();
+    const auto stats = s.ring_stats();
+    if (stats.size() != 1)
+        throw std::runtime_error("a session on one CPU has " + std::to_string(stats.size()) +
+                                 " rings");
+    return stats[0];
 }
 
 archpmu::SessionOptions on_task(const archpmu::TaskScope& task, Mux mux, StartAt start)

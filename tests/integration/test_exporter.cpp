@@ -18,8 +18,6 @@
 #include <thread>
 #include <vector>
 
-#include "archpmu/events.hpp"
-#include "archpmu/session.hpp"
 #include "harness.hpp"
 
 using namespace archpmu::itest;
@@ -340,17 +338,7 @@ TEST_CASE(
     std::string text = scrape();
     CHECK(sample(text, on_cpu("archpmu_throttled_total", cpu)) == 0);
     CHECK(sample(text, on_cpu("archpmu_lost_samples_total", cpu)) == 0);
-    {
-        archpmu::SessionOptions opts = on_cpus({cpu});
-        opts.sampling = archpmu::SamplingOptions{};
-        opts.sampling->ring_pages = 1;  // full at once, and nobody reads it: samples are lost
-        auto evs = archpmu::parse_event_list("instructions");
-        evs[0].sample.period = 1;
-        archpmu::Session s(evs, opts);
-        s.start();
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        s.stop();
-    }
+    (void)run_lossy_sampling(cpu, std::chrono::milliseconds(200));
     const double throttled = std::stod(cpu_sysfs(cpu, "throttled"));
     const double lost = std::stod(cpu_sysfs(cpu, "lost_samples"));
     REQUIRE(throttled > 0);

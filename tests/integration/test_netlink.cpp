@@ -328,19 +328,9 @@ TEST_CASE("sysfs' throttled and lost_samples sum every session's on the CPU, acr
     uint64_t throttled = 0;
     uint64_t lost = 0;
     for (int i = 0; i < 2; i++) {
-        archpmu::SessionOptions opts = on_cpus({cpu});
-        opts.sampling = archpmu::SamplingOptions{};
-        opts.sampling->ring_pages = 1;  // full at once, and nobody reads it: samples are lost
-        auto evs = events("instructions");
-        evs[0].sample.period = 1;
-        archpmu::Session s(evs, opts);
-        s.start();
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        s.stop();
-        const auto stats = s.ring_stats();
-        REQUIRE(stats.size() == 1);
-        throttled += stats[0].throttled;
-        lost += stats[0].lost;
+        const auto stats = run_lossy_sampling(cpu, std::chrono::milliseconds(200));
+        throttled += stats.throttled;
+        lost += stats.lost;
     }
     REQUIRE(throttled > 0);
     REQUIRE(lost > 0);
