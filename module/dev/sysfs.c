@@ -7,6 +7,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
@@ -216,10 +217,35 @@ static ssize_t capabilities_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(capabilities);
 
+static ssize_t unloading_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", archpmu_unloading());
+}
+
+static ssize_t unloading_store(struct device *dev, struct device_attribute *attr,
+			       const char *buf, size_t count)
+{
+	bool on;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = kstrtobool(buf, &on);
+	if (ret)
+		return ret;
+	archpmu_set_unloading(on);
+	pr_info("unloading=%d: %s\n", on,
+		on ? "new sessions are refused, and the exporter lets go, until rmmod" :
+		"sessions open again");
+	return count;
+}
+static DEVICE_ATTR_RW(unloading);
+
 static struct attribute *archpmu_dev_attrs[] = {
 	&dev_attr_backend.attr,
 	&dev_attr_abi_version.attr,
 	&dev_attr_capabilities.attr,
+	&dev_attr_unloading.attr,
 	NULL
 };
 

@@ -280,6 +280,46 @@ TEST_CASE("exporter: waits for the module, counts afresh on SIGHUP, keeps an off
 }
 
 TEST_CASE(
+    "exporter: lets go of the module when its unload is asked for, and counts afresh "
+    "once it is back",
+    "[exporter][lifecycle]")
+{
+    std::optional<LoadedModule> module;  // the reloaded one, unloaded last whatever fails
+    if (module_loaded())
+        (void)unload_module();
+    REQUIRE(load_module("backend=model") == 0);
+    Exporter exporter({"-e", "instructions"});
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    std::string text = scrape();
+    CHECK(sample(text, "archpmu_up") == 1);
+    const double before = sample(text, on_cpu("archpmu_instructions_total", 0));
+    CHECK(unload_module() == EWOULDBLOCK);  // its session keeps the module
+    write_file("/sys/class/misc/archpmu/unloading", "1");
+    // Within its next tick (a second) it closes the session: nothing holds the module.
+    bool unused = false;
+    for (int i = 0; i < 50 && !unused; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        unused = read_file("/sys/module/archpmu/refcnt") == "0";
+    }
+    INFO(exporter.log());
+    REQUIRE(unused);
+    REQUIRE(unload_module() == 0);
+    text = scrape();
+    CHECK(sample(text, "archpmu_up") == 0);
+    CHECK(promtool_clean(text));
+
+    module.emplace("backend=model");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    text = scrape();
+    CHECK(sample(text, "archpmu_up") == 1);
+    CHECK(sample(text, "archpmu_sessions_opened_total") == 2);
+    // A new session: the count restarted, which Prometheus' rate() takes as a reset.
+    CHECK(sample(text, on_cpu("archpmu_instructions_total", 0)) < before);
+    CHECK_THAT(exporter.log(), Catch::Contains("the module is being unloaded"));
+    CHECK(exporter.stop(SIGTERM) == 0);
+}
+
+TEST_CASE(
     "exporter: an event others hold is not counted until they let go; a refused event "
     "ends it",
     "[exporter]")

@@ -3,6 +3,7 @@
 // repeated load/unload cycles, CPU hotplug.
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -116,6 +117,42 @@ TEST_CASE("unloading prints one line; an open device keeps the module", "[lifecy
     }
     REQUIRE(unload_module() == 0);
     CHECK(log.grep("archpmu: unloaded").size() == 1);
+}
+
+TEST_CASE("unloading=1 refuses new sessions, keeps open ones, and is root's to set", "[lifecycle]")
+{
+    LoadedModule module("backend=model");
+    const std::string unloading = "/sys/class/misc/archpmu/unloading";
+    KernelLog log;
+    CHECK(read_file(unloading) == "0");
+    CHECK_FALSE(archpmu::module_unloading());
+    archpmu::Session open_before("instructions", on_cpus({0}));
+    write_file(unloading, "1");
+    CHECK(read_file(unloading) == "1");
+    CHECK(archpmu::module_unloading());
+    std::string why;
+    CHECK(open_errno("instructions", on_cpus({0}), &why) == ENODEV);
+    CHECK_THAT(why, Catch::Contains("the archpmu module is being unloaded"));
+    CHECK(log.grep("refused: the module is being unloaded").size() == 1);
+    open_before.stop();  // the sessions already open are theirs to close
+    {
+        const archpmu::UniqueFd fd(::open(unloading.c_str(), O_WRONLY | O_CLOEXEC));
+        REQUIRE(fd.valid());
+        CHECK(::write(fd.get(), "maybe", 5) == -1);
+        CHECK(errno == EINVAL);
+    }
+    CHECK(read_file(unloading) == "1");
+    write_file(unloading, "0");
+    CHECK(open_errno("instructions", on_cpus({1})) == 0);
+    // Root's alone: CAP_PERFMON is not enough.
+    const pid_t child = ::fork();
+    if (child == 0) {
+        const int fd = become_nobody_with_perfmon() ? ::open(unloading.c_str(), O_WRONLY) : -2;
+        ::_exit(fd == -1 && errno == EACCES ? 0 : 1);
+    }
+    int status = -1;
+    ::waitpid(child, &status, 0);
+    CHECK(status == 0);
 }
 
 TEST_CASE("a CPU going offline and back online is enumerated again", "[lifecycle][hotplug]")

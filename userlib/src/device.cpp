@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 #include "archpmu.h"
 
 #include <cerrno>
@@ -152,6 +153,13 @@ std::vector<Register> Device::registers(std::uint32_t cpu) const
     for (std::uint32_t i = 0; i < cmd.nr_regs && i < raw.size(); ++i)
         out.push_back({raw[i].msr, raw[i].value});
     return out;
+}
+
+bool module_unloading()
+{
+    const UniqueFd fd(::open("/sys/class/misc/archpmu/unloading", O_RDONLY | O_CLOEXEC));
+    char c = '0';
+    return fd.valid() && ::read(fd.get(), &c, 1) == 1 && c == '1';
 }
 
 }  // namespace archpmu

@@ -261,6 +261,10 @@ void Session::open(const SessionOptions& options)
         const int err = errno;
         const std::string name =
             cmd.bad_event < events_.size() ? events_[cmd.bad_event].name : std::string("?");
+        if (err == ENODEV && module_unloading())
+            throw Error(err,
+                        "the archpmu module is being unloaded (/sys/class/misc/archpmu/unloading "
+                        "is 1): no new sessions until it is loaded again, or 0 is written there");
         if (options.task &&
             (err == ESRCH || err == EACCES || (err == EOPNOTSUPP && cmd.bad_event == ~0U)))
             throw Error(err, detail::task_refusal(err, cmd, *options.task));

@@ -47,8 +47,7 @@ public:
     std::vector<prometheus::MetricFamily> scrape()
     {
         const std::lock_guard<std::mutex> lock(mutex_);
-        if (!session_ && Clock::now() - last_try_ >= kRetry)
-            open_locked(false);
+        follow_module_locked();
         ScrapeView view;
         view.events = options_.events;
         view.sessions_opened = opened_;
@@ -79,15 +78,27 @@ public:
         open_locked(false);
     }
 
-    // The idle tick: a session lost or refused is tried again without a scrape.
+    // The idle tick: what a scrape would do about the session, without one.
     void tick()
     {
         const std::lock_guard<std::mutex> lock(mutex_);
+        follow_module_locked();
+    }
+
+private:
+    // An unload asked for closes the session, which would keep the module; a session
+    // lost or refused is tried again.
+    void follow_module_locked()
+    {
+        if (session_ && module_unloading()) {
+            say("the module is being unloaded: closing the session (archpmu_up is 0) until it "
+                "is back");
+            session_.reset();
+        }
         if (!session_ && Clock::now() - last_try_ >= kRetry)
             open_locked(false);
     }
 
-private:
     // Of the session's CPUs; an offline one keeps what it had (sysfs has no file for it).
     void read_sampling_totals()
     {
@@ -104,6 +115,10 @@ private:
     void open_locked(bool first)
     {
         last_try_ = Clock::now();
+        if (module_unloading()) {
+            say("cannot count (archpmu_up is 0, trying again): the module is being unloaded");
+            return;
+        }
         std::optional<Device> dev;
         try {
             dev.emplace(options_.device);
@@ -142,7 +157,9 @@ private:
             // Counters others hold, or a passing shortage, clear; the first refusal of
             // anything else (the events, the CPUs, the privilege) ends the exporter.
             const int err = e.code().value();
-            if (first && err != EBUSY && err != ENOMEM && err != EAGAIN && err != EINTR)
+            // ENODEV: an unload was asked for as it opened.
+            if (first && err != EBUSY && err != ENOMEM && err != EAGAIN && err != EINTR &&
+                err != ENODEV)
                 throw;
             say("cannot count (archpmu_up is 0, trying again): " + std::string(e.what()));
         }

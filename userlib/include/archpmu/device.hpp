@@ -22,6 +22,11 @@ struct Register {
 // Opens the device read-write; throws archpmu::Error whose message says what to do.
 UniqueFd open_device_file(const std::string& path);
 
+// True while an unload of the module is asked for (/sys/class/misc/archpmu/unloading
+// is 1): new sessions are refused, and a long-lived program should close its sessions
+// and wait for the module to be back. False without the module.
+bool module_unloading();
+
 // Owns one open file of the device; move-only. Every method throws
 // archpmu::Error on failure.
 class Device {
