@@ -278,8 +278,8 @@ struct archpmu_cpu_info {
  *                up are taken as its too. A kernel that drives a v6 PMU at
  *                1900H reserves nothing there, and perf is not kept out.
  *   -ENXIO, -ENODEV  a CPU out of range; a CPU offline or without an
- *                architectural PMU; -ENODEV also while an unload is asked
- *                for (/sys/class/misc/archpmu/unloading is 1)
+ *                architectural PMU; -ENODEV with bad_cpu ~0 also while an
+ *                unload is asked for (/sys/class/misc/archpmu/unloading is 1)
  *   -EFAULT      a bad events or cpus pointer, or the counters or this
  *                struct cannot be written back
  *   -ENOMEM      an allocation failed

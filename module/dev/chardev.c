@@ -13,7 +13,6 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/nospec.h>
-#include <linux/sched.h>
 
 #include "../session/session.h"
 #include "../../uapi/archpmu_test.h"
@@ -99,30 +98,9 @@ static int archpmu_ioc_cpu_info(struct archpmu_ucmd *ucmd)
 	return archpmu_ucmd_respond(ucmd, sizeof(*cmd));
 }
 
-/*
- * An unload is asked for (sysfs unloading): the sessions that watch for it
- * close, and no new one opens, so that the module's users fall to none.
- */
-static bool unloading;
-
-void archpmu_set_unloading(bool on)
-{
-	WRITE_ONCE(unloading, on);
-}
-
-bool archpmu_unloading(void)
-{
-	return READ_ONCE(unloading);
-}
-
 /* A session is a file of its own: its commands go to that file, not to this one. */
 static int archpmu_ioc_count_open(struct archpmu_ucmd *ucmd)
 {
-	if (archpmu_unloading()) {
-		pr_info_ratelimited("a session of pid %d (%s) refused: the module is being unloaded (write 0 to /sys/class/misc/archpmu/unloading to go on)\n",
-				    task_tgid_nr(current), current->comm);
-		return -ENODEV;
-	}
 	return archpmu_session_open(ucmd->cmd, ucmd->ubuffer, ucmd->user_size);
 }
 

@@ -13,9 +13,6 @@ int archpmu_chardev_init(void);
 void archpmu_chardev_exit(void);
 /* A CPU number from user space, checked and clamped against speculation. */
 int archpmu_user_cpu(u32 *cpu);
-/* sysfs unloading: while set, COUNT_OPEN is refused with ENODEV. */
-void archpmu_set_unloading(bool on);
-bool archpmu_unloading(void);
 
 /* model_ioctl.c: the test-only model commands (CONFIG_ARCHPMU_TEST) */
 int archpmu_ioc_model_msr(struct archpmu_ucmd *ucmd);

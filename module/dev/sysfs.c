@@ -18,6 +18,7 @@
 
 #include "../pmu/pmu.h"
 #include "../sample/sample.h"
+#include "../session/session.h"
 #include "dev.h"
 
 static int cpu_desc(struct device *dev, struct archpmu_pmu_desc *d)
@@ -219,7 +220,7 @@ static DEVICE_ATTR_RO(capabilities);
 
 static ssize_t unloading_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%d\n", archpmu_unloading());
+	return sysfs_emit(buf, "%d\n", archpmu_session_unloading());
 }
 
 static ssize_t unloading_store(struct device *dev, struct device_attribute *attr,
@@ -233,7 +234,7 @@ static ssize_t unloading_store(struct device *dev, struct device_attribute *attr
 	ret = kstrtobool(buf, &on);
 	if (ret)
 		return ret;
-	archpmu_set_unloading(on);
+	archpmu_session_set_unloading(on);
 	pr_info("unloading=%d: %s\n", on,
 		on ? "new sessions are refused, and the exporter lets go, until rmmod" :
 		"sessions open again");

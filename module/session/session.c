@@ -36,6 +36,26 @@ LIST_HEAD(archpmu_sessions);
 /* Taken under archpmu_own_lock, so archpmu_sessions is in order of id. */
 static atomic64_t session_ids = ATOMIC64_INIT(0);
 
+/*
+ * An unload is asked for (sysfs unloading): no session opens, so that the
+ * module's users fall to none as the sessions that watch for it close.
+ * Written under archpmu_own_lock, where COUNT_OPEN commits: once the write
+ * returns, no session opens.
+ */
+static bool unloading;
+
+void archpmu_session_set_unloading(bool on)
+{
+	mutex_lock(&archpmu_own_lock);
+	WRITE_ONCE(unloading, on);
+	mutex_unlock(&archpmu_own_lock);
+}
+
+bool archpmu_session_unloading(void)
+{
+	return READ_ONCE(unloading);
+}
+
 static void session_free(struct archpmu_session *s)
 {
 	if (!s)
@@ -252,6 +272,12 @@ static int session_create(struct archpmu_count_open *cmd, struct archpmu_session
 
 	cpus_read_lock();
 	mutex_lock(&archpmu_own_lock);
+	if (unloading) {
+		pr_info_ratelimited("a session of pid %d (%s) refused: the module is being unloaded (write 0 to /sys/class/misc/archpmu/unloading to go on)\n",
+				    task_tgid_nr(current), current->comm);
+		ret = -ENODEV;
+		goto err_unlock;
+	}
 	ret = session_cpus(s, cpus, cmd->nr_cpus, cmd);
 	if (ret)
 		goto err_unlock;

@@ -39,6 +39,12 @@ extern struct list_head archpmu_sessions;
 long archpmu_session_open(struct archpmu_count_open *cmd, void __user *ubuf,
 			  u32 user_size);
 void archpmu_session_destroy(struct archpmu_session *s);
+/*
+ * sysfs unloading: while set, COUNT_OPEN is refused with ENODEV (bad_event
+ * and bad_cpu ~0).
+ */
+void archpmu_session_set_unloading(bool on);
+bool archpmu_session_unloading(void);
 
 /* privilege.c: what the caller may open (ARCHPMU_PRIVILEGE_*). */
 u32 archpmu_privilege(void);

@@ -316,7 +316,27 @@ TEST_CASE(
     // A new session: the count restarted, which Prometheus' rate() takes as a reset.
     CHECK(sample(text, on_cpu("archpmu_instructions_total", 0)) < before);
     CHECK_THAT(exporter.log(), Catch::Contains("the module is being unloaded"));
+
+    // Asked for, then called off: a SIGHUP meanwhile opens nothing; 0 and it counts again.
+    const std::string unloading = "/sys/class/misc/archpmu/unloading";
+    write_file(unloading, "1");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    exporter.signal(SIGHUP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    CHECK(sample(scrape(), "archpmu_up") == 0);
+    write_file(unloading, "0");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    CHECK(sample(scrape(), "archpmu_sessions_opened_total") == 3);
     CHECK(exporter.stop(SIGTERM) == 0);
+
+    // Started while an unload is asked for: it waits (no 78), and counts once called off.
+    write_file(unloading, "1");
+    Exporter waiting({"-e", "instructions"});
+    CHECK(sample(scrape(), "archpmu_up") == 0);
+    write_file(unloading, "0");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    CHECK(sample(scrape(), "archpmu_up") == 1);
+    CHECK(waiting.stop(SIGTERM) == 0);
 }
 
 TEST_CASE(

@@ -2,12 +2,16 @@
 // Loading, refusing and unloading: backend selection, bad parameters,
 // repeated load/unload cycles, CPU hotplug.
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <functional>
 
 #include "archpmu.h"
 #include "archpmu/device.hpp"
@@ -144,15 +148,33 @@ TEST_CASE("unloading=1 refuses new sessions, keeps open ones, and is root's to s
     CHECK(read_file(unloading) == "1");
     write_file(unloading, "0");
     CHECK(open_errno("instructions", on_cpus({1})) == 0);
-    // Root's alone: CAP_PERFMON is not enough.
-    const pid_t child = ::fork();
-    if (child == 0) {
-        const int fd = become_nobody_with_perfmon() ? ::open(unloading.c_str(), O_WRONLY) : -2;
-        ::_exit(fd == -1 && errno == EACCES ? 0 : 1);
-    }
-    int status = -1;
-    ::waitpid(child, &status, 0);
-    CHECK(status == 0);
+    // CAP_SYS_ADMIN's alone: not a user with CAP_PERFMON (the file's mode), nor root
+    // without CAP_SYS_ADMIN (the module's check).
+    const auto child_status = [](const std::function<int()>& body) {
+        const pid_t child = ::fork();
+        if (child == 0)
+            ::_exit(body());
+        int status = -1;
+        ::waitpid(child, &status, 0);
+        return status;
+    };
+    CHECK(child_status([&] {
+              if (!become_nobody_with_perfmon())
+                  return 2;
+              return ::open(unloading.c_str(), O_WRONLY) == -1 && errno == EACCES ? 0 : 1;
+          }) == 0);
+    CHECK(child_status([&] {
+              __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+              std::array<__user_cap_data_struct, 2> caps{};
+              if (::syscall(SYS_capget, &hdr, caps.data()) != 0)
+                  return 2;
+              caps[0].effective &= ~(1U << CAP_SYS_ADMIN);
+              if (::syscall(SYS_capset, &hdr, caps.data()) != 0)
+                  return 2;
+              const int fd = ::open(unloading.c_str(), O_WRONLY);
+              return fd >= 0 && ::write(fd, "1", 1) == -1 && errno == EPERM ? 0 : 1;
+          }) == 0);
+    CHECK(read_file(unloading) == "0");
 }
 
 TEST_CASE("a CPU going offline and back online is enumerated again", "[lifecycle][hotplug]")

@@ -261,7 +261,7 @@ void Session::open(const SessionOptions& options)
         const int err = errno;
         const std::string name =
             cmd.bad_event < events_.size() ? events_[cmd.bad_event].name : std::string("?");
-        if (err == ENODEV && module_unloading())
+        if (err == ENODEV && cmd.bad_cpu == ~0U && module_unloading())
             throw Error(err,
                         "the archpmu module is being unloaded (/sys/class/misc/archpmu/unloading "
                         "is 1): no new sessions until it is loaded again, or 0 is written there");

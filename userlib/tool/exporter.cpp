@@ -157,9 +157,10 @@ private:
             // Counters others hold, or a passing shortage, clear; the first refusal of
             // anything else (the events, the CPUs, the privilege) ends the exporter.
             const int err = e.code().value();
-            // ENODEV: an unload was asked for as it opened.
+            // ENODEV is a CPU offline or without a PMU (-C), but for an unload asked for
+            // as it opened.
             if (first && err != EBUSY && err != ENOMEM && err != EAGAIN && err != EINTR &&
-                err != ENODEV)
+                !(err == ENODEV && module_unloading()))
                 throw;
             say("cannot count (archpmu_up is 0, trying again): " + std::string(e.what()));
         }
