@@ -416,7 +416,8 @@ archpmu::SessionOptions on_cpus(std::vector<uint32_t> cpus, Mux mux, StartAt sta
     return o;
 }
 
-archpmu::RingStats run_lossy_sampling(unsigned cpu, std::chrono::milliseconds how_long)
+archpmu::RingStats run_lossy_sampling(unsigned cpu, std::chrono::milliseconds how_long,
+                                      const std::function<void()>& stopped)
 {
     archpmu::SessionOptions opts = on_cpus({cpu});
     opts.sampling = archpmu::SamplingOptions{};
@@ -431,6 +432,8 @@ archpmu::RingStats run_lossy_sampling(unsigned cpu, std::chrono::milliseconds ho
     if (stats.size() != 1)
         throw std::runtime_error("a session on one CPU has " + std::to_string(stats.size()) +
                                  " rings");
+    if (stopped)
+        stopped();
     return stats[0];
 }
 

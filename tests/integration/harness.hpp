@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -130,11 +131,12 @@ archpmu::SessionOptions on_cpus(std::vector<uint32_t> cpus, Mux mux = Mux::off,
 int open_errno(const std::string& list, const archpmu::SessionOptions& opts,
                std::string* why = nullptr);
 // A task session's options.
-// A session sampling instructions at period 1 on `cpu` into a one-page ring that
-// nobody reads, run for `how_long`: samples are lost, and over sample_max_rate
-// throttled. Its ring's counts once stopped.
-archpmu::RingStats run_lossy_sampling(unsigned cpu, std::chrono::milliseconds how_long);
 archpmu::SessionOptions on_task(const archpmu::TaskScope& task, Mux mux = Mux::off,
                                 StartAt start = StartAt::start);
+// A session sampling instructions at period 1 on `cpu` into a one-page ring that
+// nobody reads, run for `how_long`: samples are lost, and over sample_max_rate
+// throttled. Its ring's counts once stopped; `stopped` runs then, before it closes.
+archpmu::RingStats run_lossy_sampling(unsigned cpu, std::chrono::milliseconds how_long,
+                                      const std::function<void()>& stopped = {});
 
 }  // namespace archpmu::itest

@@ -275,29 +275,17 @@ TEST_CASE("throttles, unthrottles and lost samples are told with exact totals",
     LoadedModule module("backend=model model_version=4 sample_max_rate=2000");
     const unsigned cpu = online_cpus().back();
     archpmu::Monitor monitor;
-    std::vector<archpmu::RingStats> stats;
     uint64_t id = 0;
-    {
-        archpmu::SessionOptions opts = on_cpus({cpu});
-        opts.sampling = archpmu::SamplingOptions{};
-        opts.sampling->ring_pages = 1;  // full at once, and nobody reads it: samples are lost
-        auto evs = events("instructions");
-        evs[0].sample.period = 1;
-        archpmu::Session s(evs, opts);
-        s.start();
-        std::this_thread::sleep_for(std::chrono::milliseconds(400));
-        s.stop();
-        stats = s.ring_stats();
+    const auto stats = run_lossy_sampling(cpu, std::chrono::milliseconds(400), [&] {
         const auto sessions = archpmu::dump_sessions();
         REQUIRE(sessions.size() == 1);
         id = *sessions[0].session_id;
         CHECK(sessions[0].sampling);
         REQUIRE(sessions[0].events.size() == 1);
         CHECK(sessions[0].events[0].period == 1);
-    }
-    REQUIRE(stats.size() == 1);
-    REQUIRE(stats[0].lost > 0);
-    REQUIRE(stats[0].throttled > 0);
+    });
+    REQUIRE(stats.lost > 0);
+    REQUIRE(stats.throttled > 0);
     std::map<uint8_t, uint64_t> sum, last;
     for (const auto& n : monitor.receive()) {
         if (n.cmd == ARCHPMU_GENL_EVENT_THROTTLE || n.cmd == ARCHPMU_GENL_EVENT_UNTHROTTLE ||
@@ -308,9 +296,9 @@ TEST_CASE("throttles, unthrottles and lost samples are told with exact totals",
             last[n.cmd] = *n.total;
         }
     }
-    CHECK(sum[ARCHPMU_GENL_EVENT_LOST] == stats[0].lost);
-    CHECK(last[ARCHPMU_GENL_EVENT_LOST] == stats[0].lost);
-    CHECK(sum[ARCHPMU_GENL_EVENT_THROTTLE] == stats[0].throttled);
+    CHECK(sum[ARCHPMU_GENL_EVENT_LOST] == stats.lost);
+    CHECK(last[ARCHPMU_GENL_EVENT_LOST] == stats.lost);
+    CHECK(sum[ARCHPMU_GENL_EVENT_THROTTLE] == stats.throttled);
     CHECK(sum[ARCHPMU_GENL_EVENT_UNTHROTTLE] >= 1);
 }
 
