@@ -77,6 +77,20 @@ public:
             return -1;
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     }
+    // Its exit status once it ends by itself within `limit`, else -1 (still running).
+    int wait_exit(std::chrono::milliseconds limit)
+    {
+        const auto until = std::chrono::steady_clock::now() + limit;
+        int status = 0;
+        while (pid_ > 0 && std::chrono::steady_clock::now() < until) {
+            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+                pid_ = -1;
+                return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        return -1;
+    }
     void signal(int sig) const { ::kill(pid_, sig); }
     [[nodiscard]] pid_t pid() const { return pid_; }
     // What the child is doing: for a failure's message.
@@ -369,6 +383,21 @@ TEST_CASE(
                                      " exporter --listen 127.0.0.1:10739 -e cpu_atom/cycles/");
     INFO(refused.out);
     CHECK(refused.status == 78);
+}
+
+TEST_CASE("exporter: started before the module, an event the CPUs lack still ends it with 78",
+          "[exporter]")
+{
+    std::optional<LoadedModule> module;
+    if (module_loaded())
+        (void)unload_module();
+    Exporter exporter({"-e", "cpu_atom/cycles/"});
+    CHECK(sample(scrape(), "archpmu_up") == 0);
+    module.emplace("backend=model");  // not hybrid: no cpu_atom
+    const int status = exporter.wait_exit(std::chrono::seconds(10));
+    INFO(exporter.log());
+    CHECK(status == 78);
+    CHECK_THAT(exporter.log(), Catch::Contains("cpu_atom"));
 }
 
 TEST_CASE("exporter: kill -9 leaves the PMU as found", "[exporter][release]")

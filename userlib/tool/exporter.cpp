@@ -37,11 +37,19 @@ class Source {
 public:
     explicit Source(const ExporterOptions& options) : options_(options) {}
 
-    // The first open: a refusal no retry mends throws (run_exporter: kExporterConfigStatus).
+    // The open at start: a refusal no retry mends throws (run_exporter: kExporterConfigStatus).
     void open_first()
     {
         const std::lock_guard<std::mutex> lock(mutex_);
         open_locked(true);
+    }
+
+    // Why a session that never counted was refused for good after the start (the module
+    // came later), for run_exporter to end with kExporterConfigStatus; empty otherwise.
+    std::string refused_for_good()
+    {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        return refused_for_good_;
     }
 
     std::vector<prometheus::MetricFamily> scrape()
@@ -75,7 +83,7 @@ public:
     {
         const std::lock_guard<std::mutex> lock(mutex_);
         session_.reset();
-        open_locked(false);
+        try_open_locked();
     }
 
     // The idle tick: what a scrape would do about the session, without one.
@@ -96,7 +104,18 @@ private:
             session_.reset();
         }
         if (!session_ && Clock::now() - last_try_ >= kRetry)
+            try_open_locked();
+    }
+
+    void try_open_locked()
+    {
+        if (!refused_for_good_.empty())
+            return;
+        try {
             open_locked(false);
+        } catch (const Error& e) {
+            refused_for_good_ = e.what();
+        }
     }
 
     // Of the session's CPUs; an offline one keeps what it had (sysfs has no file for it).
@@ -112,8 +131,12 @@ private:
         }
     }
 
-    void open_locked(bool first)
+    // Throws what no retry mends while no session has counted yet, whether at the start or
+    // once the module is there; only at the start does that include the device node's
+    // mode, which udev may not have set yet when the module has just come.
+    void open_locked(bool at_start)
     {
+        const bool first = opened_ == 0;
         last_try_ = Clock::now();
         if (module_unloading()) {
             say("cannot count (archpmu_up is 0, trying again): the module is being unloaded");
@@ -126,7 +149,7 @@ private:
             // No module (yet): wait for it. Anything else (the node's mode, say) is the
             // service's setup, which no retry mends.
             const int err = e.code().value();
-            if (first && err != ENOENT && err != ENODEV && err != ENXIO)
+            if (at_start && err != ENOENT && err != ENODEV && err != ENXIO)
                 throw;
             say("cannot count (archpmu_up is 0, trying again): " + std::string(e.what()));
             return;
@@ -154,8 +177,8 @@ private:
             say("counting " + std::to_string(options_.events.size()) + " events on " +
                 std::to_string(session_->cpu_count()) + " CPUs");
         } catch (const Error& e) {
-            // Counters others hold, or a passing shortage, clear; the first refusal of
-            // anything else (the events, the CPUs, the privilege) ends the exporter.
+            // Counters others hold, or a passing shortage, clear; until it has counted, a
+            // refusal of anything else (the events, the CPUs, the privilege) ends the exporter.
             const int err = e.code().value();
             // ENODEV is a CPU offline or without a PMU (-C), but for an unload asked for
             // as it opened.
@@ -183,6 +206,7 @@ private:
     std::map<std::uint32_t, CpuSamplingTotals> sampling_;  // of cpus_, the last read of each
     Backend backend_ = Backend::unknown;
     std::uint64_t opened_ = 0;
+    std::string refused_for_good_;
     Clock::time_point last_try_{};
     std::string last_said_;
 };
@@ -259,6 +283,12 @@ int run_exporter(const ExporterOptions& options)
             break;
         } else {
             source.tick();
+        }
+        const std::string refused = source.refused_for_good();
+        if (!refused.empty()) {
+            std::cerr << "archpmu exporter: " << refused << '\n';
+            server->close();
+            return kExporterConfigStatus;
         }
     }
     // No scrape runs past here; the session closes with the source.

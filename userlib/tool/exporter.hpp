@@ -21,13 +21,15 @@ struct ExporterOptions {
     unsigned threads = 4;  // scrapes served at once; the rest wait in a queue
 };
 
-// The exit status when the first open is refused for good (the events, the CPUs, the
-// privilege, the device's mode): sysexits' EX_CONFIG, which the service does not restart on.
+// The exit status when a session is refused for good before one has counted (the events,
+// the CPUs, the privilege, the device's mode): sysexits' EX_CONFIG, which the service does
+// not restart on.
 inline constexpr int kExporterConfigStatus = 78;
 
 // Serves until SIGTERM or SIGINT (0); SIGHUP opens the session afresh. 1 when it cannot
-// listen; kExporterConfigStatus when the first open is refused for good. Afterwards every
-// refusal is tried again: archpmu_up 0.
+// listen; kExporterConfigStatus when a session is refused for good before one has counted,
+// at the start or once the module has come. Afterwards every refusal is tried again:
+// archpmu_up 0.
 int run_exporter(const ExporterOptions& options);
 
 }  // namespace archpmu::tool
