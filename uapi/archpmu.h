@@ -60,6 +60,7 @@
 #define ARCHPMU_CAP_PERF_METRICS 0x40000ULL /* top-down metric events (see below) */
 #define ARCHPMU_CAP_CORE_TYPE	0x80000ULL /* ARCHPMU_EVENT_CORE_TYPE: one core type's event */
 #define ARCHPMU_CAP_CORE_TYPE_SAMPLE 0x100000ULL /* ... in sampling sessions too */
+#define ARCHPMU_CAP_READ_SUM	0x200000ULL /* ARCHPMU_COUNT_READ_SUM */
 
 /*
  * Architectural events: bit n of archpmu_cpu_info.events_mask, and of
@@ -721,14 +722,25 @@ struct archpmu_count_value {
 };
 
 /*
+ * ARCHPMU_COUNT_READ_SUM: one entry per event, in the session's order, summed
+ * over its CPUs as perf's aggregate count (perf stat without -A): value,
+ * time_enabled and time_running are the sums; flags the union of the CPUs',
+ * but ARCHPMU_VALUE_ABSENT only where every CPU lacks the event; counter the
+ * one every CPU used, else ARCHPMU_NO_COUNTER; cpu ARCHPMU_ALL_CPUS. What a
+ * thread's own counter reads, whatever the number of CPUs.
+ */
+#define ARCHPMU_COUNT_READ_SUM	0x1U
+#define ARCHPMU_ALL_CPUS	0xffffffffU
+
+/*
  * A snapshot of every event on every CPU of the session: nr_events * nr_cpus
- * entries, CPU-major. -ENOSPC (with nr_values set to what is needed) when
- * nr_values is too small; -EINVAL for non-zero
- * flags or reserved fields; -EFAULT for a bad values pointer.
+ * entries, CPU-major (with ARCHPMU_COUNT_READ_SUM, nr_events). -ENOSPC (with
+ * nr_values set to what is needed) when nr_values is too small; -EINVAL for
+ * unknown flags or non-zero reserved fields; -EFAULT for a bad values pointer.
  */
 struct archpmu_count_read {
 	__u32 size;		/* in */
-	__u32 flags;		/* in: must be 0 */
+	__u32 flags;		/* in: ARCHPMU_COUNT_READ_* */
 	__u32 nr_values;	/* in: entries at values; out: entries written */
 	__u32 __reserved0;	/* in and out: 0 */
 	__u64 values;		/* in: user pointer to struct archpmu_count_value[] */

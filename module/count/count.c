@@ -272,15 +272,18 @@ static void times_restart(struct archpmu_count *ct, u64 now, bool zero)
 	}
 }
 
-/* @c's times at @now: running as struct archpmu_clock's. */
+/*
+ * @c's times at @now (a task session's at @task_now, the clock of its
+ * gates, ktime_get_mono_fast_ns()): running as struct archpmu_clock's.
+ */
 static void times_at(const struct archpmu_count *ct, const struct archpmu_claim *c, u64 now,
-		     u64 *enabled, u64 *running)
+		     u64 task_now, u64 *enabled, u64 *running)
 {
 	const struct archpmu_count_times *t = &count_cpu(ct, c)->times;
 	const struct archpmu_claims *cl = ct->cl;
 
 	if (cl->scope) {
-		*enabled = cl->scope->time_ns(cl, c, ktime_get_mono_fast_ns());
+		*enabled = cl->scope->time_ns(cl, c, task_now);
 		*running = *enabled;
 		return;
 	}
@@ -292,7 +295,7 @@ static u64 clock_running_ns(const struct archpmu_claims *cl, const struct archpm
 {
 	u64 enabled, running;
 
-	times_at(cl->clock_data, c, ktime_get_ns(), &enabled, &running);
+	times_at(cl->clock_data, c, ktime_get_ns(), ktime_get_mono_fast_ns(), &enabled, &running);
 	return running;
 }
 
@@ -435,26 +438,65 @@ void archpmu_count_started(struct archpmu_count *ct, u64 now, bool here)
 		ct->cl->placer->started(ct->cl);
 }
 
-static u32 value_flags(const struct archpmu_claims *cl, const struct archpmu_claim *c,
-		       unsigned int e)
+/* Event @e's entry of @c, its CPU's times given. */
+static void count_value(const struct archpmu_claims *cl, const struct archpmu_claim *c,
+			unsigned int e, u64 enabled, u64 running, bool incomplete,
+			struct archpmu_count_value *v)
 {
-	u32 flags = c->programmed ? 0 : ARCHPMU_VALUE_OFFLINE;
+	v->cpu = c->cpu;
+	v->event = e;
+	v->counter = READ_ONCE(c->hw[e].counter);
+	v->flags = (c->programmed ? 0 : ARCHPMU_VALUE_OFFLINE) |
+		   (incomplete ? ARCHPMU_VALUE_INCOMPLETE : 0) |
+		   (c->absent & BIT_ULL(e) ? ARCHPMU_VALUE_ABSENT : 0);
+	v->value = local64_read(&c->hw[e].total);
+	v->time_enabled = enabled;
+	v->time_running = running;
+	/* Multiplexed: scaled by the time its CPU could count (online). */
+	if (c->partial) {
+		v->time_enabled = running;
+		v->flags |= cl->placer->report(cl, c, e, running, &v->time_running);
+	}
+	/*
+	 * Absent: a task's time here counts against it (the scaling then
+	 * estimates what it missed); a CPU's does not. An event for another
+	 * core type misses nothing here: no time, no scaling.
+	 */
+	if (c->absent & BIT_ULL(e) &&
+	    (!cl->scope || archpmu_event_elsewhere(&c->desc, &cl->ev[e]))) {
+		v->time_enabled = 0;
+		v->time_running = 0;
+	}
+}
 
-	if (cl->scope && cl->scope->incomplete(cl))
-		flags |= ARCHPMU_VALUE_INCOMPLETE;
-	if (c->absent & BIT_ULL(e))
-		flags |= ARCHPMU_VALUE_ABSENT;
-	return flags;
+/* ARCHPMU_COUNT_READ_SUM: @v added into @sum (@first: @sum is @v). */
+static void sum_value(struct archpmu_count_value *sum, const struct archpmu_count_value *v,
+		      bool first)
+{
+	if (first) {
+		*sum = *v;
+		sum->cpu = ARCHPMU_ALL_CPUS;
+		return;
+	}
+	if (sum->counter != v->counter)
+		sum->counter = ARCHPMU_NO_COUNTER;
+	sum->flags = ((sum->flags | v->flags) & ~ARCHPMU_VALUE_ABSENT) |
+		     (sum->flags & v->flags & ARCHPMU_VALUE_ABSENT);
+	sum->value += v->value;
+	sum->time_enabled += v->time_enabled;
+	sum->time_running += v->time_running;
 }
 
 int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd, bool here)
 {
 	struct archpmu_count_value __user *uval = u64_to_user_ptr(cmd->values);
 	struct archpmu_claims *cl = ct->cl;
-	u32 needed = cl->nr_events * cl->nr_cpus;
+	bool sum = cmd->flags & ARCHPMU_COUNT_READ_SUM;
+	u32 needed = sum ? cl->nr_events : cl->nr_events * cl->nr_cpus;
 	struct archpmu_count_value *vals = ct->vals;
 	unsigned int i, e, n = 0;
-	u64 now;
+	bool incomplete;
+	u64 now, task_now;
 	int ret;
 
 	if (cmd->nr_values < needed) {
@@ -466,35 +508,21 @@ int archpmu_count_read(struct archpmu_count *ct, struct archpmu_count_read *cmd,
 	mutex_lock(&archpmu_own_lock);
 	now = ktime_get_ns();
 	ret = claims_read(ct, false, ct->running, here);
+	incomplete = cl->scope && cl->scope->incomplete(cl);
+	task_now = cl->scope ? ktime_get_mono_fast_ns() : 0;
 	for (i = 0; i < cl->nr_cpus; i++) {
 		struct archpmu_claim *c = &cl->cpus[i];
 		u64 enabled, running;
 
-		times_at(ct, c, now, &enabled, &running);
+		times_at(ct, c, now, task_now, &enabled, &running);
 		for (e = 0; e < cl->nr_events; e++, n++) {
-			vals[n].cpu = c->cpu;
-			vals[n].event = e;
-			vals[n].counter = READ_ONCE(c->hw[e].counter);
-			vals[n].flags = value_flags(cl, c, e);
-			vals[n].value = local64_read(&c->hw[e].total);
-			vals[n].time_enabled = enabled;
-			vals[n].time_running = running;
-			/* Multiplexed: scaled by the time its CPU could count (online). */
-			if (c->partial) {
-				vals[n].time_enabled = running;
-				vals[n].flags |= cl->placer->report(cl, c, e, running,
-								    &vals[n].time_running);
-			}
-			/*
-			 * Absent: a task's time here counts against it (the scaling then
-			 * estimates what it missed); a CPU's does not. An event for
-			 * another core type misses nothing here: no time, no scaling.
-			 */
-			if (c->absent & BIT_ULL(e) &&
-			    (!cl->scope || archpmu_event_elsewhere(&c->desc, &cl->ev[e]))) {
-				vals[n].time_enabled = 0;
-				vals[n].time_running = 0;
-			}
+			struct archpmu_count_value v;
+
+			count_value(cl, c, e, enabled, running, incomplete, &v);
+			if (sum)
+				sum_value(&vals[e], &v, !i);
+			else
+				vals[n] = v;
 		}
 	}
 	mutex_unlock(&archpmu_own_lock);

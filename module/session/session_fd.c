@@ -17,7 +17,7 @@ static int session_cmd_check(unsigned int cmd, const void *cmd_buf)
 	const struct archpmu_count_ctl *ctl = cmd_buf;
 
 	if (cmd == ARCHPMU_IOC_COUNT_READ)
-		return rd->flags || rd->__reserved0 ? -EINVAL : 0;
+		return rd->flags & ~ARCHPMU_COUNT_READ_SUM || rd->__reserved0 ? -EINVAL : 0;
 	return ctl->flags ? -EINVAL : 0;
 }
 

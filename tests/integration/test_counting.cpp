@@ -768,7 +768,9 @@ TEST_CASE("the counting and injection ioctls' remaining bad inputs", "[counting]
         op.nr_events = 1;
         op.events = reinterpret_cast<uintptr_t>(&ev);
         REQUIRE(call(ARCHPMU_IOC_COUNT_OPEN, &op) == 0);
-        rd.flags = 1;
+        rd.flags = 2;  // an unknown flag (1 is ARCHPMU_COUNT_READ_SUM)
+        CHECK(call(ARCHPMU_IOC_COUNT_READ, &rd) == EINVAL);
+        rd.flags = 0x80000000U;
         CHECK(call(ARCHPMU_IOC_COUNT_READ, &rd) == EINVAL);
         rd.flags = 0;
         rd.__reserved0 = 1;

@@ -195,8 +195,8 @@ TEST_CASE("every configuration is reported exactly on every CPU", "[enumeration]
                    ARCHPMU_CAP_NETLINK | ARCHPMU_CAP_TASK | ARCHPMU_CAP_ENABLE_ON_EXEC |
                    ARCHPMU_CAP_MULTIPLEX | ARCHPMU_CAP_COUNTER_MASK | ARCHPMU_CAP_UNPRIVILEGED |
                    ARCHPMU_CAP_TASK_SAMPLE | ARCHPMU_CAP_CALLCHAIN | ARCHPMU_CAP_USER_STACK |
-                   ARCHPMU_CAP_PERF_METRICS | ARCHPMU_CAP_CORE_TYPE |
-                   ARCHPMU_CAP_CORE_TYPE_SAMPLE));
+                   ARCHPMU_CAP_PERF_METRICS | ARCHPMU_CAP_CORE_TYPE | ARCHPMU_CAP_CORE_TYPE_SAMPLE |
+                   ARCHPMU_CAP_READ_SUM));
             CHECK(read_file("/sys/class/misc/archpmu/backend") == "model");
 
             const auto tool = run_tool("info --json");

@@ -73,7 +73,7 @@ TEST_CASE("ARCHPMU_IOC_INFO: good input fills every field", "[ioctl]")
            ARCHPMU_CAP_ENABLE_ON_EXEC | ARCHPMU_CAP_MULTIPLEX | ARCHPMU_CAP_COUNTER_MASK |
            ARCHPMU_CAP_UNPRIVILEGED | ARCHPMU_CAP_TASK_SAMPLE | ARCHPMU_CAP_CALLCHAIN |
            ARCHPMU_CAP_USER_STACK | ARCHPMU_CAP_PERF_METRICS | ARCHPMU_CAP_CORE_TYPE |
-           ARCHPMU_CAP_CORE_TYPE_SAMPLE));
+           ARCHPMU_CAP_CORE_TYPE_SAMPLE | ARCHPMU_CAP_READ_SUM));
     CHECK(i.nr_cpu_ids >= online_cpus().size());
     CHECK(i.nr_cpus_online == online_cpus().size());
     CHECK(i.nr_cpus_enumerated == online_cpus().size());
