@@ -61,6 +61,31 @@ void check_counts(const archpmu::Results& r)
         CHECK(v.absent == !is_odd_cpu(v.cpu));
 }
 
+// The module's sums (Session::read_totals, ARCHPMU_COUNT_READ_SUM) are the library's of
+// the rows, flag for flag: an event absent on one type's CPUs is not absent summed.
+// `s` is stopped, so that both reads see the same counts and times.
+void check_module_sums(const Session& s)
+{
+    const auto rows = s.results();
+    archpmu::Results sums;
+    s.read_totals(sums);
+    REQUIRE(sums.events.size() == rows.events.size());
+    for (std::size_t e = 0; e < rows.events.size(); ++e) {
+        const auto& a = rows.events[e];
+        const auto& b = sums.events[e];
+        INFO(a.name);
+        CHECK(b.name == a.name);
+        CHECK(b.value == a.value);
+        CHECK(b.time_enabled_ns == a.time_enabled_ns);
+        CHECK(b.time_running_ns == a.time_running_ns);
+        CHECK(b.multiplexed == a.multiplexed);
+        CHECK(b.crowded_out == a.crowded_out);
+        CHECK(b.absent == a.absent);
+        CHECK(b.incomplete == a.incomplete);
+        CHECK(b.per_cpu.empty());
+    }
+}
+
 }  // namespace
 
 TEST_CASE("cpu_core and cpu_atom events count on their core type only, on CPUs",
@@ -75,6 +100,8 @@ TEST_CASE("cpu_core and cpu_atom events count on their core type only, on CPUs",
         inject_events(1, 0x40d1, 30);
         inject_events(1, 0x08d1, 7);
         check_counts(s.results());
+        s.stop();
+        check_module_sums(s);
     }
     // Pinned, and never rotated out: each on its type's CPUs, not refused on the other's
     // (both pin fixed counter 1, which each type's CPUs have once).
@@ -114,6 +141,8 @@ TEST_CASE("cpu_core and cpu_atom events count on their core type only, on CPUs",
         CHECK(r.events[0].per_cpu[0].multiplexed);
         CHECK(r.events[0].per_cpu[1].absent);
         CHECK(r.events[0].value == 0);
+        s.stop();
+        check_module_sums(s);
     }
     // The tool's lines: a cpu_core/.../ event keeps its name, on its type's line only.
     const auto t = run_tool("stat -x, -C 0,1 -e cpu_core/event=0xd1,umask=0x08/,cycles -- " +

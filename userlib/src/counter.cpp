@@ -80,8 +80,7 @@ void Counter::stop()
 
 const Results& Counter::read()
 {
-    session_.read(snapshot_);
-    summarize(session_.events(), snapshot_, results_);
+    session_.read_totals(results_);
     return results_;
 }
 

@@ -277,6 +277,7 @@ void Session::open(const SessionOptions& options)
     // With its own file the session no longer needs the device's: that closes here.
     fd_ = own_file ? UniqueFd(ret) : std::move(device);
     cpu_count_ = cmd.nr_cpus_opened;
+    read_sum_ = (caps & ARCHPMU_CAP_READ_SUM) != 0;
     for (const auto& e : evs)
         counters_.push_back(e.counter);
     if (options.sampling)
@@ -333,6 +334,41 @@ void Session::read(Snapshot& into) const
             r.time_enabled, r.time_running, (r.flags & ARCHPMU_VALUE_INCOMPLETE) != 0,
             (r.flags & ARCHPMU_VALUE_MULTIPLEXED) != 0, (r.flags & ARCHPMU_VALUE_CROWDED_OUT) != 0,
             (r.flags & ARCHPMU_VALUE_ABSENT) != 0});
+    }
+}
+
+void Session::read_totals(Results& into) const
+{
+    if (!read_sum_) {
+        thread_local Snapshot snapshot;
+        read(snapshot);
+        summarize(events_, snapshot, into);
+        for (auto& r : into.events)
+            r.per_cpu.clear();
+        return;
+    }
+    thread_local std::vector<archpmu_count_value> raw;
+    raw.resize(events_.size());
+    auto cmd = detail::zeroed_cmd<archpmu_count_read>();
+    cmd.flags = ARCHPMU_COUNT_READ_SUM;
+    cmd.nr_values = static_cast<std::uint32_t>(raw.size());
+    cmd.values = reinterpret_cast<std::uintptr_t>(raw.data());
+    detail::checked_ioctl(fd_.get(), ARCHPMU_IOC_COUNT_READ, &cmd, "ARCHPMU_IOC_COUNT_READ");
+    into.timestamp_ns = cmd.timestamp_ns;
+    into.events.resize(events_.size());
+    for (std::size_t e = 0; e < events_.size(); ++e) {
+        const auto& v = raw[e];
+        Result& r = into.events[e];
+        if (r.name != events_[e].name)
+            r.name = events_[e].name;
+        r.value = v.value;
+        r.time_enabled_ns = v.time_enabled;
+        r.time_running_ns = v.time_running;
+        r.multiplexed = (v.flags & ARCHPMU_VALUE_MULTIPLEXED) != 0;
+        r.crowded_out = (v.flags & ARCHPMU_VALUE_CROWDED_OUT) != 0;
+        r.absent = (v.flags & ARCHPMU_VALUE_ABSENT) != 0;
+        r.incomplete = (v.flags & ARCHPMU_VALUE_INCOMPLETE) != 0;
+        r.per_cpu.clear();
     }
 }
 

@@ -42,11 +42,13 @@ public:
     void start();
     void stop();
     void reset() { session_.reset(); }
-    // Each event summed over the CPUs it ran on, scaled by Result::scaled().
+    // Each event summed over the CPUs it ran on, scaled by Result::scaled(), with
+    // the per_cpu rows behind each sum.
     [[nodiscard]] Results result() const { return session_.results(); }
-    // The same, into the Counter's own Results (valid until the next read):
-    // after the first, a read allocates nothing. Should it throw, the Results
-    // are left unspecified until a read succeeds.
+    // The same without the rows, into the Counter's own Results (valid until the
+    // next read): the fast read (Session::read_totals), which after the first
+    // allocates nothing. Should it throw, the Results are left unspecified until
+    // a read succeeds.
     const Results& read();
     [[nodiscard]] const Session& session() const noexcept { return session_; }
 
@@ -55,7 +57,6 @@ private:
 
     Session session_;
     pid_t owner_ = 0;  // Scope::thread: the thread counted; 0 for a process
-    Snapshot snapshot_;
     Results results_;
 };
 

@@ -141,6 +141,10 @@ public:
     void read(Snapshot& into) const;
     // The same summed per event.
     [[nodiscard]] Results results() const { return summarize(events_, read()); }
+    // Each event summed over the CPUs, into `into` without per_cpu rows: where the
+    // module sums (ARCHPMU_CAP_READ_SUM), one row per event crosses from the kernel
+    // however many CPUs the session has. Once sized, it allocates nothing.
+    void read_totals(Results& into) const;
 
     [[nodiscard]] const std::vector<EventSpec>& events() const noexcept { return events_; }
     // The counter each event got on the session's first CPU (ARCHPMU_NO_COUNTER: off the
@@ -189,6 +193,7 @@ private:
     std::vector<EventSpec> events_;
     std::vector<std::uint32_t> counters_;
     std::uint32_t cpu_count_ = 0;
+    bool read_sum_ = false;  // the module sums a read (ARCHPMU_CAP_READ_SUM)
     std::vector<std::uint64_t> ids_;
     std::vector<std::uint32_t> cpus_;
     SamplingOptions sampling_;
