@@ -12,10 +12,13 @@
  *    reservation, hence perf_event_open() of a hardware event, fails;
  *  - a counter whose reservation fails is held by perf: archpmu allocates
  *    around it, and while perf holds every one of them, every session is
- *    refused (plan.c). archpmu probes counters it does not mean to keep
- *    only for a privileged caller's GET_PMU_USAGE (archpmu_perf_held_gp()),
- *    so a probe cannot make a perf_event_open() fail; a session can, and
- *    so unprivileged sessions are off by default (session/privilege.c).
+ *    refused (plan.c). A session's plan takes every free counter's
+ *    reservation and, in the same step under archpmu_own_lock, gives back
+ *    those it does not use: a perf_event_open() then fails as it would
+ *    once the session holds its counters, and so unprivileged sessions are
+ *    off by default (session/privilege.c). Otherwise archpmu probes
+ *    counters only for a privileged caller's GET_PMU_USAGE
+ *    (archpmu_perf_held_gp()).
  * archpmu's own sessions share its reservations, counted per counter.
  *
  * The bitmaps cover the legacy addresses only (GP 0-7): a kernel that knows
@@ -124,6 +127,36 @@ void archpmu_release_gp(u64 gp)
 	mutex_lock(&reserve_lock);
 	release_locked(gp);
 	mutex_unlock(&reserve_lock);
+}
+
+/*
+ * For a plan: take (or share) the reservation of every legacy GP counter in
+ * @gp that perf does not hold, into *@reserved; returns those perf holds.
+ * The plan allocates around them and gives back at once what it does not use.
+ */
+u64 archpmu_reserve_free_gp(u64 gp, u64 *reserved)
+{
+	u64 held = 0, done = 0;
+	bool first;
+	u32 i;
+
+	mutex_lock(&reserve_lock);
+	first = !holding();
+	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
+		if (!(gp & BIT_ULL(i)))
+			continue;
+		if (!gp_refs[i] && !reserve_one(i)) {
+			held |= BIT_ULL(i);
+			continue;
+		}
+		gp_refs[i]++;
+		done |= BIT_ULL(i);
+	}
+	if (first && done)
+		tell_kvm();
+	mutex_unlock(&reserve_lock);
+	*reserved = done;
+	return held;
 }
 
 /*

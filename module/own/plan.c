@@ -140,16 +140,16 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
 }
 
 /*
- * Validate, allocate and take perf's reservation of the GP counters the
- * session needs: those it uses, or, for a session of fixed counters only,
- * one more, so perf stays out (perf_share.c). A counter perf turns out to
- * hold is allocated around and the plan made again.
+ * Validate, take perf's reservation of the GP counters perf does not hold,
+ * allocate around those it does, and keep the reservation of the GP
+ * counters the session uses, or, for a session of fixed counters only, of
+ * one more, so perf stays out (perf_share.c). One pass: what perf holds is
+ * known before anything is placed.
  */
 int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 {
-	u64 perf_held = 0, exists = 0, gp, free_legacy;
+	u64 perf_held, exists = 0, gp = 0, reserved;
 	unsigned int i;
-	u32 failed;
 	int ret;
 
 	lockdep_assert_held(&archpmu_own_lock);
@@ -173,33 +173,29 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 		return ret;
 	out->bad_cpu = ~0U;
 
-	for (;;) {
-		if (exists && !(exists & ~perf_held)) {
-			out->busy_holder = ARCHPMU_HOLDER_PERF;
-			out->bad_cpu = cl->cpus[0].cpu;
-			cl->refusal.kind = ARCHPMU_REFUSED_PERF_ALL;
-			cl->refusal.cpu = out->bad_cpu;
-			cl->refusal.event = ~0U;
-			cl->refusal.counters = perf_held;
-			return -EBUSY;
-		}
+	perf_held = archpmu_perf_holds(archpmu_reserve_free_gp(exists & ARCHPMU_LEGACY_GP_BITS,
+							       &reserved));
+	if (exists && !(exists & ~perf_held)) {
+		out->busy_holder = ARCHPMU_HOLDER_PERF;
+		out->bad_cpu = cl->cpus[0].cpu;
+		cl->refusal.kind = ARCHPMU_REFUSED_PERF_ALL;
+		cl->refusal.cpu = out->bad_cpu;
+		cl->refusal.event = ~0U;
+		cl->refusal.counters = perf_held;
+		ret = -EBUSY;
+	} else {
 		ret = allocate(cl, perf_held, out);
-		if (ret)
-			return ret;
-		gp = 0;
+	}
+	if (!ret) {
 		for (i = 0; i < cl->nr_cpus; i++)
 			gp |= cl->cpus[i].used & ARCHPMU_LEGACY_GP_BITS;
 		/* Fixed counters and GP 8 and up have no reservation: hold another's. */
-		free_legacy = exists & ARCHPMU_LEGACY_GP_BITS & ~perf_held;
-		if (!gp && free_legacy)
-			gp = BIT_ULL(__ffs64(free_legacy));
-		ret = archpmu_reserve_gp(gp, &failed);
-		if (!ret) {
-			cl->gp_reserved = gp;
-			return 0;
-		}
-		perf_held |= archpmu_perf_holds(BIT_ULL(failed));	/* a round per counter */
+		if (!gp && reserved)
+			gp = BIT_ULL(__ffs64(reserved));
 	}
+	archpmu_release_gp(reserved & ~gp);
+	cl->gp_reserved = gp;
+	return ret;
 }
 
 static void set_holder(unsigned int cpu, u64 bits, const struct archpmu_holder *holder)

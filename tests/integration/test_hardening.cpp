@@ -298,6 +298,15 @@ TEST_CASE("GP 8 and up have no reservation of their own: perf is kept off them t
         CHECK_THAT(open_message(spec, {0}), Catch::Contains("perf"));
     }
     CHECK(unload_hog() == 0);
+    // Holding one legacy counter, perf holds 8 and up too: the plan knows it before it
+    // places anything (it placed GP 8 and reserved GP 0 before).
+    REQUIRE(load_hog(3) == 0);
+    CHECK_THAT(open_message("branches@gp8", {0}), Catch::Contains("perf"));
+    {
+        Session s(archpmu::parse_event_list("branches"), on_cpus({0}));
+        CHECK(archpmu::counter_name(s.counters()[0]) == "gp0");
+    }
+    CHECK(unload_hog() == 0);
     {
         // A session on GP 8 alone holds a legacy counter's reservation: perf stays out.
         Session s(archpmu::parse_event_list("branches@gp8"), on_cpus({0}));
