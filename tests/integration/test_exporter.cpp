@@ -3,6 +3,7 @@
 // and what a daemon must survive. Prometheus and promtool are Debian's, unpacked into
 // build/prometheus by scripts/install-deps.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,13 +30,16 @@ const std::string kUrl = "http://" + kListen + "/metrics";
 constexpr const char* kOpenMetrics =
     "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5";
 
-// `archpmu exporter ARGS...` in the background, its stderr in a file; SIGTERM at the end.
+// `archpmu exporter ARGS...` in the background (under `wrapper`, a command such as
+// setpriv's, if given), its stderr in a file; SIGTERM at the end.
 class Exporter {
 public:
-    explicit Exporter(std::vector<std::string> args) : log_("/tmp/itest-exporter.log")
+    explicit Exporter(std::vector<std::string> args, std::vector<std::string> wrapper = {})
+        : log_("/tmp/itest-exporter.log")
     {
         (void)run_command("ip link set lo up");
         args.insert(args.begin(), {ARCHPMU_TOOL, "exporter", "--listen", kListen});
+        args.insert(args.begin(), wrapper.begin(), wrapper.end());
         // Everything the child needs is ready before the fork: another thread may hold
         // malloc's lock, so the child only makes async-signal-safe calls.
         std::vector<char*> argv;
@@ -50,7 +54,7 @@ public:
             const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
             if (fd < 0 || ::dup2(fd, STDERR_FILENO) < 0)
                 ::_exit(126);
-            ::execv(ARCHPMU_TOOL, argv.data());
+            ::execv(argv[0], argv.data());
             ::_exit(127);
         }
         // Serving once the log says so (TCG: a few seconds at most).
@@ -383,6 +387,36 @@ TEST_CASE(
                                      " exporter --listen 127.0.0.1:10739 -e cpu_atom/cycles/");
     INFO(refused.out);
     CHECK(refused.status == 78);
+}
+
+TEST_CASE("exporter: a device node it may not open is waited for 10 s and then ends it with 78",
+          "[exporter]")
+{
+    LoadedModule module("backend=model");
+    REQUIRE(::chmod("/dev/archpmu", 0600) == 0);
+    // As the service runs: its own user, with CAP_PERFMON alone.
+    const std::vector<std::string> as_service = {"/usr/bin/setpriv",    "--reuid=65534",
+                                                 "--regid=65534",       "--clear-groups",
+                                                 "--inh-caps=+perfmon", "--ambient-caps=+perfmon"};
+    {
+        // udev gives the node its group a moment after the module made it: counted then.
+        Exporter exporter({"-e", "instructions"}, as_service);
+        CHECK(sample(scrape(), "archpmu_up") == 0);
+        {
+            const OpenNode open_node;  // 0666 until the end of this scope
+            std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+            INFO(exporter.log());
+            CHECK(sample(scrape(), "archpmu_up") == 1);
+            CHECK(exporter.stop(SIGTERM) == 0);
+        }
+    }
+    // Never: EX_CONFIG once the grace is over, not at once.
+    Exporter exporter({"-e", "instructions"}, as_service);
+    CHECK(exporter.wait_exit(std::chrono::seconds(5)) == -1);
+    const int status = exporter.wait_exit(std::chrono::seconds(15));
+    INFO(exporter.log());
+    CHECK(status == 78);
+    CHECK_THAT(exporter.log(), Catch::Contains("/dev/archpmu"));
 }
 
 TEST_CASE("exporter: started before the module, an event the CPUs lack still ends it with 78",

@@ -31,6 +31,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kRetry = std::chrono::seconds(1);
+// How long a device node it may not open is waited for before it has counted: udev sets
+// the node's group a moment after the module creates it, and the service may start between.
+constexpr auto kNodeGrace = std::chrono::seconds(10);
 
 // The session and what a scrape reports of it. Scrapes come from civetweb's threads.
 class Source {
@@ -132,8 +135,7 @@ private:
     }
 
     // Throws what no retry mends while no session has counted yet, whether at the start or
-    // once the module is there; only at the start does that include the device node's
-    // mode, which udev may not have set yet when the module has just come.
+    // once the module is there; a device node it may not open only after kNodeGrace.
     void open_locked(bool at_start)
     {
         const bool first = opened_ == 0;
@@ -146,14 +148,21 @@ private:
         try {
             dev.emplace(options_.device);
         } catch (const Error& e) {
-            // No module (yet): wait for it. Anything else (the node's mode, say) is the
-            // service's setup, which no retry mends.
+            // No module (yet): wait for it. A node it may not open: wait for udev, a
+            // while. Anything else is the service's setup, which no retry mends.
             const int err = e.code().value();
-            if (at_start && err != ENOENT && err != ENODEV && err != ENXIO)
+            const bool denied = err == EACCES || err == EPERM;
+            if (!denied)
+                denied_since_.reset();
+            else if (!denied_since_)
+                denied_since_ = last_try_;
+            if (first && ((at_start && !denied && err != ENOENT && err != ENODEV && err != ENXIO) ||
+                          (denied && last_try_ - *denied_since_ >= kNodeGrace)))
                 throw;
             say("cannot count (archpmu_up is 0, trying again): " + std::string(e.what()));
             return;
         }
+        denied_since_.reset();
         try {
             backend_ = dev->info().backend;
             cpus_ = dev->all_cpu_info();
@@ -207,6 +216,7 @@ private:
     Backend backend_ = Backend::unknown;
     std::uint64_t opened_ = 0;
     std::string refused_for_good_;
+    std::optional<Clock::time_point> denied_since_;  // the device node refused since then
     Clock::time_point last_try_{};
     std::string last_said_;
 };

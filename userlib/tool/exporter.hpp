@@ -22,8 +22,8 @@ struct ExporterOptions {
 };
 
 // The exit status when a session is refused for good before one has counted (the events,
-// the CPUs, the privilege, the device's mode): sysexits' EX_CONFIG, which the service does
-// not restart on.
+// the CPUs, the privilege, the device's mode for 10 s): sysexits' EX_CONFIG, which the
+// service does not restart on.
 inline constexpr int kExporterConfigStatus = 78;
 
 // Serves until SIGTERM or SIGINT (0); SIGHUP opens the session afresh. 1 when it cannot
