@@ -13,7 +13,7 @@
  * Errors common to every command:
  *   -ENOTTY  unknown command
  *   -EFAULT  the argument pointer is bad
- *   -EINVAL  size below the first layout, non-zero flags or reserved field
+ *   -EINVAL  size below the first layout, unknown flags, non-zero reserved field
  *   -E2BIG   size above one page, or unknown trailing bytes not zero
  */
 #ifndef _UAPI_LINUX_ARCHPMU_H
@@ -706,7 +706,7 @@ struct archpmu_count_ctl {
 					 */
 
 struct archpmu_count_value {
-	__u32 cpu;
+	__u32 cpu;		/* ARCHPMU_ALL_CPUS: summed (ARCHPMU_COUNT_READ_SUM) */
 	__u32 event;		/* index into COUNT_OPEN's events */
 	__u32 counter;		/* the counter used on this CPU, or ARCHPMU_NO_COUNTER */
 	__u32 flags;		/* ARCHPMU_VALUE_* */

@@ -295,7 +295,8 @@ static u64 clock_running_ns(const struct archpmu_claims *cl, const struct archpm
 {
 	u64 enabled, running;
 
-	times_at(cl->clock_data, c, ktime_get_ns(), ktime_get_mono_fast_ns(), &enabled, &running);
+	times_at(cl->clock_data, c, ktime_get_ns(), cl->scope ? ktime_get_mono_fast_ns() : 0,
+		 &enabled, &running);
 	return running;
 }
 

@@ -243,6 +243,8 @@ private:
             vals.resize(ARCHPMU_MAX_EVENTS * 64);
         }
         cmd.values = pick(30) == 0 ? 24 : reinterpret_cast<uintptr_t>(vals.data());
+        if (pick(2) == 0)
+            cmd.flags = ARCHPMU_COUNT_READ_SUM;
         if (::ioctl(target(), ARCHPMU_IOC_COUNT_READ, &cmd) == 0)
             ++read_ok;
     }
