@@ -354,8 +354,7 @@ u64 archpmu_claim_event_ctl(const struct archpmu_claims *cl, const struct archpm
 			    unsigned int e, u32 counter, bool enable);
 
 /* perf_share.c */
-int archpmu_reserve_gp(u64 gp, u32 *failed);
-u64 archpmu_reserve_free_gp(u64 gp, u64 *reserved);
+u64 archpmu_reserve_gp(u64 gp, u64 *reserved);
 void archpmu_release_gp(u64 gp);
 /* GP counters (busy-mask bits) reserved by perf, not by archpmu. */
 u64 archpmu_perf_held_gp(void);

@@ -91,37 +91,6 @@ static void release_locked(u64 gp)
 	}
 }
 
-/*
- * Take (or share) the reservation of every legacy GP counter in @gp (the
- * others have none): 0, or -EBUSY with *failed the counter perf holds and
- * nothing taken.
- */
-int archpmu_reserve_gp(u64 gp, u32 *failed)
-{
-	u64 done = 0;
-	bool first;
-	u32 i;
-
-	mutex_lock(&reserve_lock);
-	first = !holding();
-	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
-		if (!(gp & BIT_ULL(i)))
-			continue;
-		if (!gp_refs[i] && !reserve_one(i)) {
-			release_locked(done);
-			mutex_unlock(&reserve_lock);
-			*failed = i;
-			return -EBUSY;
-		}
-		gp_refs[i]++;
-		done |= BIT_ULL(i);
-	}
-	if (first && done)
-		tell_kvm();
-	mutex_unlock(&reserve_lock);
-	return 0;
-}
-
 void archpmu_release_gp(u64 gp)
 {
 	mutex_lock(&reserve_lock);
@@ -130,11 +99,12 @@ void archpmu_release_gp(u64 gp)
 }
 
 /*
- * For a plan: take (or share) the reservation of every legacy GP counter in
- * @gp that perf does not hold, into *@reserved; returns those perf holds.
- * The plan allocates around them and gives back at once what it does not use.
+ * Take (or share) the reservation of every legacy GP counter in @gp (the
+ * others have none) that perf does not hold, into *@reserved; returns those
+ * perf holds. A plan allocates around them and gives back at once what it
+ * does not use.
  */
-u64 archpmu_reserve_free_gp(u64 gp, u64 *reserved)
+u64 archpmu_reserve_gp(u64 gp, u64 *reserved)
 {
 	u64 held = 0, done = 0;
 	bool first;

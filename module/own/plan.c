@@ -173,8 +173,8 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 		return ret;
 	out->bad_cpu = ~0U;
 
-	perf_held = archpmu_perf_holds(archpmu_reserve_free_gp(exists & ARCHPMU_LEGACY_GP_BITS,
-							       &reserved));
+	perf_held = archpmu_reserve_gp(exists & ARCHPMU_LEGACY_GP_BITS, &reserved);
+	perf_held = archpmu_perf_holds(perf_held);
 	if (exists && !(exists & ~perf_held)) {
 		out->busy_holder = ARCHPMU_HOLDER_PERF;
 		out->bad_cpu = cl->cpus[0].cpu;
@@ -237,18 +237,15 @@ u64 archpmu_own_take_more(struct archpmu_claims *cl, struct archpmu_claim *c, u6
 
 u64 archpmu_own_reserve_more(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits)
 {
-	u64 gp = bits & ARCHPMU_LEGACY_GP_BITS & ~cl->gp_reserved;
-	u32 failed;
+	u64 reserved, held;
 
 	lockdep_assert_held(&archpmu_own_lock);
 	/* As at the open: GP 8 and up go with the legacy reservation the session holds. */
-	while (gp && archpmu_reserve_gp(gp, &failed)) {
-		archpmu_own_give_back(cl, c, BIT_ULL(failed));
-		bits &= ~BIT_ULL(failed);
-		gp &= ~BIT_ULL(failed);
-	}
-	cl->gp_reserved |= gp;
-	return bits;
+	held = archpmu_reserve_gp(bits & ARCHPMU_LEGACY_GP_BITS & ~cl->gp_reserved, &reserved);
+	if (held)
+		archpmu_own_give_back(cl, c, held);
+	cl->gp_reserved |= reserved;
+	return bits & ~held;
 }
 
 void archpmu_own_give_back(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits)
