@@ -69,19 +69,18 @@ archpmu_event on_gp(uint32_t code, uint32_t counter)
     return {code, ARCHPMU_EVENT_PIN, counter};
 }
 
-// COUNT_OPEN of `evs` on CPU 0 through the device file `dev`: the session's
+// COUNT_OPEN of `evs` on `cpus` (CPU 0) through the device file `dev`: the session's
 // descriptor, or -errno on a refusal.
 int count_open(int dev, std::vector<archpmu_event> evs, uint32_t flags = ARCHPMU_COUNT_OPEN_FD,
-               archpmu_count_open* out = nullptr)
+               archpmu_count_open* out = nullptr, std::vector<uint32_t> cpus = {0})
 {
-    uint32_t cpu0 = 0;
     archpmu_count_open op{};
     op.size = sizeof(op);
     op.flags = flags;
     op.nr_events = static_cast<uint32_t>(evs.size());
     op.events = reinterpret_cast<uintptr_t>(evs.data());
-    op.nr_cpus = 1;
-    op.cpus = reinterpret_cast<uintptr_t>(&cpu0);
+    op.nr_cpus = static_cast<uint32_t>(cpus.size());
+    op.cpus = reinterpret_cast<uintptr_t>(cpus.data());
     const int ret = ::ioctl(dev, ARCHPMU_IOC_COUNT_OPEN, &op);
     const int err = errno;
     if (out)
@@ -394,16 +393,8 @@ TEST_CASE("COUNT_READ_SUM: one row per event, the sums of its CPUs' rows", "[ses
     const auto dev = open_dev();
     // GP0 held on CPU 0 only: the session's branches gets GP1 there and GP0 on CPU 1.
     const UniqueFd holder = session_file(dev.get(), {on_gp(kBranches, 0)});
-    std::vector<archpmu_event> evs = {any_counter(kBranches), any_counter(kInstructions)};
-    std::vector<uint32_t> cpus = {0, 1};
-    archpmu_count_open op{};
-    op.size = sizeof(op);
-    op.flags = ARCHPMU_COUNT_OPEN_FD;
-    op.nr_events = 2;
-    op.events = reinterpret_cast<uintptr_t>(evs.data());
-    op.nr_cpus = 2;
-    op.cpus = reinterpret_cast<uintptr_t>(cpus.data());
-    const int ret = ::ioctl(dev.get(), ARCHPMU_IOC_COUNT_OPEN, &op);
+    const int ret = count_open(dev.get(), {any_counter(kBranches), any_counter(kInstructions)},
+                               ARCHPMU_COUNT_OPEN_FD, nullptr, {0, 1});
     REQUIRE(ret >= 0);
     const UniqueFd fd(ret);
     REQUIRE(control(fd.get(), ARCHPMU_IOC_COUNT_START) == 0);
