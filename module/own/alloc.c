@@ -122,13 +122,6 @@ static int place_fixed(const struct archpmu_pmu_desc *d,
 	return 0;
 }
 
-bool archpmu_event_elsewhere(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev)
-{
-	u32 type = (ev->flags & ARCHPMU_EVENT_CORE_TYPE) >> ARCHPMU_EVENT_CORE_TYPE_SHIFT;
-
-	return type && type != d->core_type;
-}
-
 bool archpmu_event_absent(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev)
 {
 	int j = archpmu_fixed_counter_of(ev->config);

@@ -44,7 +44,13 @@ int archpmu_check_events(const struct archpmu_pmu_desc *d,
 			 bool absent_ok, u64 *absent, unsigned int *bad);
 
 /* @ev counts on another core type than @d's (uapi: ARCHPMU_EVENT_CORE_TYPE). */
-bool archpmu_event_elsewhere(const struct archpmu_pmu_desc *d, const struct archpmu_event *ev);
+static inline bool archpmu_event_elsewhere(const struct archpmu_pmu_desc *d,
+					   const struct archpmu_event *ev)
+{
+	u32 type = (ev->flags & ARCHPMU_EVENT_CORE_TYPE) >> ARCHPMU_EVENT_CORE_TYPE_SHIFT;
+
+	return type && type != d->core_type;
+}
 
 /*
  * Events for one core type (uapi), checked as a whole before any CPU's: a
