@@ -12,13 +12,13 @@
  *    reservation, hence perf_event_open() of a hardware event, fails;
  *  - a counter whose reservation fails is held by perf: archpmu allocates
  *    around it, and while perf holds every one of them, every session is
- *    refused (plan.c). A session's plan takes every free counter's
- *    reservation and, in the same step under archpmu_own_lock, gives back
- *    those it does not use: a perf_event_open() then fails as it would
- *    once the session holds its counters, and so unprivileged sessions are
- *    off by default (session/privilege.c). Otherwise archpmu probes
- *    counters only for a privileged caller's GET_PMU_USAGE
- *    (archpmu_perf_held_gp()).
+ *    refused (plan.c). A session's plan takes the reservation of every
+ *    free legacy counter and, in the same step under archpmu_own_lock,
+ *    gives back those it does not use: a perf_event_open() in that moment
+ *    fails even if the session is then refused, as it fails while any
+ *    session exists; so unprivileged sessions are off by default
+ *    (session/privilege.c). Outside a plan, archpmu probes counters only
+ *    for a privileged caller's GET_PMU_USAGE (archpmu_perf_held_gp()).
  * archpmu's own sessions share its reservations, counted per counter.
  *
  * The bitmaps cover the legacy addresses only (GP 0-7): a kernel that knows
@@ -38,6 +38,7 @@
 
 static DEFINE_MUTEX(reserve_lock);
 static unsigned int gp_refs[ARCHPMU_LEGACY_GP];
+static bool kvm_told;	/* since archpmu last held no reservation */
 
 static bool holding(void)
 {
@@ -89,6 +90,8 @@ static void release_locked(u64 gp)
 		if (!--gp_refs[i])
 			release_one(i);
 	}
+	if (!holding())
+		kvm_told = false;
 }
 
 void archpmu_release_gp(u64 gp)
@@ -107,11 +110,9 @@ void archpmu_release_gp(u64 gp)
 u64 archpmu_reserve_gp(u64 gp, u64 *reserved)
 {
 	u64 held = 0, done = 0;
-	bool first;
 	u32 i;
 
 	mutex_lock(&reserve_lock);
-	first = !holding();
 	for (i = 0; i < ARCHPMU_LEGACY_GP; i++) {
 		if (!(gp & BIT_ULL(i)))
 			continue;
@@ -122,11 +123,24 @@ u64 archpmu_reserve_gp(u64 gp, u64 *reserved)
 		gp_refs[i]++;
 		done |= BIT_ULL(i);
 	}
-	if (first && done)
-		tell_kvm();
 	mutex_unlock(&reserve_lock);
 	*reserved = done;
 	return held;
+}
+
+/*
+ * A plan's end: give back @gp, and say once that KVM's guests count nothing
+ * if archpmu now holds the PMU (a session's first reservation kept).
+ */
+void archpmu_keep_gp(u64 give_back)
+{
+	mutex_lock(&reserve_lock);
+	release_locked(give_back);
+	if (holding() && !kvm_told) {
+		kvm_told = true;
+		tell_kvm();
+	}
+	mutex_unlock(&reserve_lock);
 }
 
 /*

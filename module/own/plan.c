@@ -148,7 +148,7 @@ static int allocate(struct archpmu_claims *cl, u64 perf_held, struct archpmu_cou
  */
 int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 {
-	u64 perf_held, exists = 0, gp = 0, reserved;
+	u64 held, perf_held, exists = 0, gp = 0, reserved;
 	unsigned int i;
 	int ret;
 
@@ -173,8 +173,8 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 		return ret;
 	out->bad_cpu = ~0U;
 
-	perf_held = archpmu_reserve_gp(exists & ARCHPMU_LEGACY_GP_BITS, &reserved);
-	perf_held = archpmu_perf_holds(perf_held);
+	held = archpmu_reserve_gp(exists & ARCHPMU_LEGACY_GP_BITS, &reserved);
+	perf_held = archpmu_perf_holds(held);
 	if (exists && !(exists & ~perf_held)) {
 		out->busy_holder = ARCHPMU_HOLDER_PERF;
 		out->bad_cpu = cl->cpus[0].cpu;
@@ -192,8 +192,11 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 		/* Fixed counters and GP 8 and up have no reservation: hold another's. */
 		if (!gp && reserved)
 			gp = BIT_ULL(__ffs64(reserved));
+		/* Placed around perf's: a counter not reserved would be another's to free. */
+		if (WARN_ON_ONCE(gp & ~reserved))
+			gp &= reserved;
 	}
-	archpmu_release_gp(reserved & ~gp);
+	archpmu_keep_gp(reserved & ~gp);
 	cl->gp_reserved = gp;
 	return ret;
 }
