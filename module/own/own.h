@@ -355,7 +355,6 @@ u64 archpmu_claim_event_ctl(const struct archpmu_claims *cl, const struct archpm
 
 /* perf_share.c */
 u64 archpmu_reserve_gp(u64 gp, u64 *reserved);
-void archpmu_keep_gp(u64 give_back);
 void archpmu_release_gp(u64 gp);
 /* GP counters (busy-mask bits) reserved by perf, not by archpmu. */
 u64 archpmu_perf_held_gp(void);

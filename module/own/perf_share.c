@@ -90,15 +90,6 @@ static void release_locked(u64 gp)
 		if (!--gp_refs[i])
 			release_one(i);
 	}
-	if (!holding())
-		kvm_told = false;
-}
-
-void archpmu_release_gp(u64 gp)
-{
-	mutex_lock(&reserve_lock);
-	release_locked(gp);
-	mutex_unlock(&reserve_lock);
 }
 
 /*
@@ -129,14 +120,17 @@ u64 archpmu_reserve_gp(u64 gp, u64 *reserved)
 }
 
 /*
- * A plan's end: give back @gp, and say once that KVM's guests count nothing
- * if archpmu now holds the PMU (a session's first reservation kept).
+ * Give back @gp: what a plan does not use, or a session's as it ends. Left
+ * holding the PMU for the first time (a plan kept its first reservation),
+ * say that KVM's guests count nothing.
  */
-void archpmu_keep_gp(u64 give_back)
+void archpmu_release_gp(u64 gp)
 {
 	mutex_lock(&reserve_lock);
-	release_locked(give_back);
-	if (holding() && !kvm_told) {
+	release_locked(gp);
+	if (!holding()) {
+		kvm_told = false;
+	} else if (!kvm_told) {
 		kvm_told = true;
 		tell_kvm();
 	}

@@ -196,7 +196,7 @@ int archpmu_own_plan(struct archpmu_claims *cl, struct archpmu_count_open *out)
 		if (WARN_ON_ONCE(gp & ~reserved))
 			gp &= reserved;
 	}
-	archpmu_keep_gp(reserved & ~gp);
+	archpmu_release_gp(reserved & ~gp);
 	cl->gp_reserved = gp;
 	return ret;
 }
