@@ -152,12 +152,14 @@ private:
             // while. Anything else is the service's setup, which no retry mends.
             const int err = e.code().value();
             const bool denied = err == EACCES || err == EPERM;
+            const bool no_module = err == ENOENT || err == ENODEV || err == ENXIO;
             if (!denied)
                 denied_since_.reset();
             else if (!denied_since_)
                 denied_since_ = last_try_;
-            if (first && ((at_start && !denied && err != ENOENT && err != ENODEV && err != ENXIO) ||
-                          (denied && last_try_ - *denied_since_ >= kNodeGrace)))
+            const bool for_good =
+                denied ? last_try_ - *denied_since_ >= kNodeGrace : at_start && !no_module;
+            if (first && for_good)
                 throw;
             say("cannot count (archpmu_up is 0, trying again): " + std::string(e.what()));
             return;
