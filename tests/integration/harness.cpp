@@ -456,4 +456,23 @@ int open_errno(const std::string& list, const archpmu::SessionOptions& opts, std
     }
 }
 
+void check_sums_of_rows(const archpmu::Results& rows, const archpmu::Results& sums)
+{
+    REQUIRE(sums.events.size() == rows.events.size());
+    for (std::size_t e = 0; e < rows.events.size(); ++e) {
+        const auto& a = rows.events[e];
+        const auto& b = sums.events[e];
+        INFO(a.name);
+        CHECK(b.name == a.name);
+        CHECK(b.value == a.value);
+        CHECK(b.time_enabled_ns == a.time_enabled_ns);
+        CHECK(b.time_running_ns == a.time_running_ns);
+        CHECK(b.multiplexed == a.multiplexed);
+        CHECK(b.crowded_out == a.crowded_out);
+        CHECK(b.absent == a.absent);
+        CHECK(b.incomplete == a.incomplete);
+        CHECK(b.per_cpu.empty());
+    }
+}
+
 }  // namespace archpmu::itest

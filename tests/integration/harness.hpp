@@ -138,5 +138,9 @@ archpmu::SessionOptions on_task(const archpmu::TaskScope& task, Mux mux = Mux::o
 // throttled. Its ring's counts once stopped; `stopped` runs then, before it closes.
 archpmu::RingStats run_lossy_sampling(unsigned cpu, std::chrono::milliseconds how_long,
                                       const std::function<void()>& stopped = {});
+// CHECKs that `sums` (Session::read_totals) are the sums of `rows` (a read with the
+// per-CPU rows, of a session that has not counted since), field for field and flag for
+// flag, without rows of their own.
+void check_sums_of_rows(const archpmu::Results& rows, const archpmu::Results& sums);
 
 }  // namespace archpmu::itest

@@ -69,21 +69,7 @@ void check_module_sums(const Session& s)
     const auto rows = s.results();
     archpmu::Results sums;
     s.read_totals(sums);
-    REQUIRE(sums.events.size() == rows.events.size());
-    for (std::size_t e = 0; e < rows.events.size(); ++e) {
-        const auto& a = rows.events[e];
-        const auto& b = sums.events[e];
-        INFO(a.name);
-        CHECK(b.name == a.name);
-        CHECK(b.value == a.value);
-        CHECK(b.time_enabled_ns == a.time_enabled_ns);
-        CHECK(b.time_running_ns == a.time_running_ns);
-        CHECK(b.multiplexed == a.multiplexed);
-        CHECK(b.crowded_out == a.crowded_out);
-        CHECK(b.absent == a.absent);
-        CHECK(b.incomplete == a.incomplete);
-        CHECK(b.per_cpu.empty());
-    }
+    check_sums_of_rows(rows, sums);
 }
 
 }  // namespace
