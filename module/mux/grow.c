@@ -5,10 +5,10 @@
  * turn, on each CPU whose groups take turns, or are crowded out and would
  * come on, the counters they could use that no session holds are taken
  * (own/), read in one round of cross-calls for all those CPUs, and those no
- * other agent counts with join the pool at the turn (mux.c), which re-plans
- * the CPU after it. A counter another agent uses is given back and left
- * alone for GROW_RETRY_MS, so a busy one costs a round a second, not one a
- * turn.
+ * other agent counts with, and perf's reservation lets it have, join the
+ * pool at the turn (mux.c), which re-plans the CPU after it. A counter
+ * another agent uses or perf holds is given back and left alone for
+ * GROW_RETRY_MS, so a busy one costs a round a second, not one a turn.
  */
 #include <linux/jiffies.h>
 #include <linux/lockdep.h>
@@ -58,27 +58,39 @@ static u64 worth(struct archpmu_mux *m, struct archpmu_claim *c, u64 bits)
 	return bits & ~drop;
 }
 
+/* Counters another agent uses, or perf holds: not asked for again for a while. */
+static void leave_alone(struct archpmu_mux_cpu *mc, u64 busy)
+{
+	if (!busy)
+		return;
+	if (time_before(jiffies, mc->busy_until))
+		busy |= mc->busy;
+	mc->busy = busy;
+	mc->busy_until = jiffies + msecs_to_jiffies(GROW_RETRY_MS);
+}
+
 /* After the read: keep what no other agent uses, for the turn to add. */
 static void took(struct archpmu_mux *m, struct archpmu_claim *c)
 {
 	struct archpmu_mux_cpu *mc = archpmu_mux_cpu(c);
 	u64 busy = c->batch.err ? mc->taking : archpmu_found_in_use(mc->taking, &mc->found);
-	u64 keep;
+	u64 keep, perf_held;
 
 	/* PERF_METRICS is of fixed counter 3's slots: busy with it. */
 	if (busy & slots_bit())
 		busy |= mc->taking & ARCHPMU_GLOBAL_PERF_METRICS;
 	keep = mc->taking & ~busy;
 	mc->taking = 0;
-	if (busy) {
+	if (busy)
 		archpmu_own_give_back(m->cl, c, busy);
-		if (time_before(jiffies, mc->busy_until))
-			busy |= mc->busy;
-		mc->busy = busy;
-		mc->busy_until = jiffies + msecs_to_jiffies(GROW_RETRY_MS);
-	}
 	keep = worth(m, c, keep);
-	keep = keep ? worth(m, c, archpmu_own_reserve_more(m->cl, c, keep)) : 0;
+	if (keep) {
+		/* Given back by archpmu_own_reserve_more(). */
+		perf_held = keep & ~archpmu_own_reserve_more(m->cl, c, keep);
+		busy |= perf_held;
+		keep = worth(m, c, keep & ~perf_held);
+	}
+	leave_alone(mc, busy);
 	if (!keep)
 		return;
 	archpmu_claim_keep_found(c, keep, &mc->found);

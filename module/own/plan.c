@@ -238,17 +238,23 @@ u64 archpmu_own_take_more(struct archpmu_claims *cl, struct archpmu_claim *c, u6
 	return bits;
 }
 
+/*
+ * As at the open: what perf holds is learnt by taking every free legacy
+ * counter's reservation, and only those of @bits are kept. While perf holds
+ * any, GP 8 and up are its too, even if @bits has no legacy counter.
+ */
 u64 archpmu_own_reserve_more(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits)
 {
-	u64 reserved, held;
+	u64 free = archpmu_gp_driven(&c->desc) & ARCHPMU_LEGACY_GP_BITS & ~cl->gp_reserved;
+	u64 reserved, perf_held;
 
 	lockdep_assert_held(&archpmu_own_lock);
-	/* As at the open: GP 8 and up go with the legacy reservation the session holds. */
-	held = archpmu_reserve_gp(bits & ARCHPMU_LEGACY_GP_BITS & ~cl->gp_reserved, &reserved);
-	if (held)
-		archpmu_own_give_back(cl, c, held);
-	cl->gp_reserved |= reserved;
-	return bits & ~held;
+	perf_held = archpmu_perf_holds(archpmu_reserve_gp(free, &reserved));
+	archpmu_release_gp(reserved & ~bits);
+	cl->gp_reserved |= reserved & bits;
+	if (bits & perf_held)
+		archpmu_own_give_back(cl, c, bits & perf_held);
+	return bits & ~perf_held;
 }
 
 void archpmu_own_give_back(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits)

@@ -251,3 +251,40 @@ TEST_CASE("a crowded-out top-down group takes PERF_METRICS only with fixed count
     }
     CHECK(pmu_msr_snapshot(dev, 0) == before);
 }
+
+TEST_CASE("a multiplexing session grows onto GP 8 and up only while perf holds no legacy counter",
+          "[multiplex][grow][sharing][v6]")
+{
+    // An Arrow Lake P-core (CPU 0): GP 0-9. perf holding any of GP 0-7 rewrites
+    // GLOBAL_CTRL with its own bits, stopping GP 8 and 9 (own/perf_share.c).
+    LoadedModule module("model_rate_percent=0 mux_interval_ms=2 " +
+                        dump_params("GenuineIntel00C0662_ArrowLake_07.txt"));
+    std::optional<Session> high;
+    high.emplace(events("branches@gp8,branches@gp9"), on_cpus({0}));
+    REQUIRE(load_hog(3) == 0);
+    // Nine events on GP 0-2 and 4-7 take turns.
+    Session s(events("branches,branches,branches,branches,branches,branches,branches,branches,"
+                     "branches"),
+              on_cpus({0}, Mux::on, StartAt::open));
+    high.reset();
+    // GP 8 and 9 are free now, but perf still holds GP 3: turn after turn, no event
+    // goes on them, nor on GP 3.
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+    std::set<uint32_t> seen;
+    while (std::chrono::steady_clock::now() < end) {
+        for (const auto c : counters_of(s))
+            seen.insert(c);
+        std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    }
+    for (const uint32_t c : {3U, 8U, 9U}) {
+        INFO("GP " << c);
+        CHECK(seen.count(c) == 0);
+    }
+    // perf gone, the session grows: nine events on ten counters, one of them GP 8 or 9.
+    CHECK(unload_hog() == 0);
+    REQUIRE(all_on(s, std::chrono::milliseconds(3500)));
+    seen.clear();
+    for (const auto c : counters_of(s))
+        seen.insert(c);
+    CHECK(seen.count(8) + seen.count(9) >= 1);
+}
