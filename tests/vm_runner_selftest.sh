@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # scripts/vm must pass the command's exit status through, and must fail a
 # run whose guest kernel log holds a warning, or (on the debug kernel) whose
-# kmemleak scan finds a leak, even when the command succeeded.
+# kmemleak scan finds a leak, even when the command succeeded; a run whose
+# guest died must fail and still be summed up.
 set -u
 vm=$(dirname "$0")/../scripts/vm
 fail=0
@@ -18,6 +19,17 @@ rc=$?
 [ "$rc" = 99 ] || { echo "FAIL: a kernel WARNING line gave exit $rc, not 99"; fail=1; }
 grep -q "fake_warning" /tmp/vm-selftest.$$ || { echo "FAIL: the warning line was not printed"; fail=1; }
 rm -f /tmp/vm-selftest.$$
+
+# A guest that dies before its dmesg is read fails the run, and tests/vm_suite.sh
+# still ends with the run's figures, the kernel reports unknown.
+suite=$(dirname "$0")/vm_suite.sh
+"$suite" stock 2 /tmp/vm-selftest-out.$$ -- sh -c 'echo c > /proc/sysrq-trigger' \
+	> /tmp/vm-selftest.$$ 2>&1
+rc=$?
+[ "$rc" != 0 ] || { echo "FAIL: a guest that panicked passed"; fail=1; }
+grep -q "^kernel-reports unknown" /tmp/vm-selftest.$$ ||
+	{ echo "FAIL: vm_suite.sh printed no figures for a guest that panicked"; fail=1; }
+rm -rf /tmp/vm-selftest.$$ /tmp/vm-selftest-out.$$
 
 # The integration binary names the test case during which the kernel warned.
 itest=${1:-}

@@ -67,9 +67,15 @@ set -e
 	echo "run $kind $ncpu exit $rc"
 	sed -n 's/^reliability: //p' "$out/console.log" |
 		awk '{ sum[$1] += $2 } END { for (k in sum) printf "%s %d\n", k, sum[k] }' | sort
-	reports=$(cat "$out/kernel-reports" 2>/dev/null | wc -l)
-	leaks=$(grep -c 'unreferenced object' "$out/kmemleak" 2>/dev/null || true)
-	echo "kernel-reports $(( reports + ${leaks:-0} ))"
+	# The runner writes kernel-reports from the guest's dmesg; a guest that died
+	# before its dmesg was read leaves none, and its count is unknown.
+	if [ -f "$out/kernel-reports" ]; then
+		reports=$(wc -l < "$out/kernel-reports")
+		leaks=$(grep -c 'unreferenced object' "$out/kmemleak" 2>/dev/null || true)
+		echo "kernel-reports $(( reports + ${leaks:-0} ))"
+	else
+		echo "kernel-reports unknown (no dmesg from the guest)"
+	fi
 } > "$out/reliability.txt"
 cat "$out/reliability.txt"
 # Last, so that a log cut to its head and tail still names what failed: each
