@@ -390,7 +390,7 @@ TEST_CASE(
 }
 
 TEST_CASE("exporter: a device node it may not open is waited for 10 s and then ends it with 78",
-          "[exporter]")
+          "[exporter][userspace]")
 {
     LoadedModule module("backend=model");
     REQUIRE(::chmod("/dev/archpmu", 0600) == 0);

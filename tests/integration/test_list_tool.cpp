@@ -173,7 +173,7 @@ TEST_CASE(
     CHECK_THAT(r.out, Catch::Contains("0,,MEM_LOAD_RETIRED.L3_MISS,"));
 }
 
-TEST_CASE("list works without the module, without availability", "[list-tool]")
+TEST_CASE("list works without the module, without availability", "[list-tool][userspace]")
 {
     const auto r = run_tool("list instructions");
     CHECK(r.status == 0);

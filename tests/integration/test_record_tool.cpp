@@ -177,7 +177,7 @@ TEST_CASE("record: perf record on a software event runs beside it", "[record-too
 TEST_CASE(
     "record keeps an earlier FILE as FILE.old as perf does and a command that cannot run loses "
     "no recording",
-    "[record-tool]")
+    "[record-tool][userspace]")
 {
     LoadedModule mod("backend=model model_version=4");
     const std::string file = "/tmp/archpmu-record-backup.data";

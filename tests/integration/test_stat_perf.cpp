@@ -155,7 +155,7 @@ std::string wait_for_start(bool command)
 }  // namespace
 
 TEST_CASE("a parser for perf's -x output reads perf's and archpmu's alike, field by field",
-          "[stat-tool][perf]")
+          "[stat-tool][perf][userspace]")
 {
     LoadedModule module("backend=model");
     const std::size_t ncpus = online_cpus().size();
@@ -207,7 +207,7 @@ TEST_CASE("a parser for perf's -x output reads perf's and archpmu's alike, field
 }
 
 TEST_CASE("stat -j prints perf's JSON lines: perf's keys in perf's order, then the counter",
-          "[stat-tool][perf]")
+          "[stat-tool][perf][userspace]")
 {
     LoadedModule module("backend=model");
     for (const char* options : {"", "-I 100 -a -A"}) {
@@ -238,7 +238,8 @@ TEST_CASE("stat -j prints perf's JSON lines: perf's keys in perf's order, then t
     }
 }
 
-TEST_CASE("the counts go to stderr or -o FILE; stdout is the command's alone", "[stat-tool]")
+TEST_CASE("the counts go to stderr or -o FILE; stdout is the command's alone",
+          "[stat-tool][userspace]")
 {
     LoadedModule module("backend=model");
     const std::string dir = "/tmp/archpmu-stat-out";
@@ -276,7 +277,7 @@ TEST_CASE("the counts go to stderr or -o FILE; stdout is the command's alone", "
 }
 
 TEST_CASE("stat's exit statuses are perf's: 129, 127 without a table, 130 after Ctrl-C",
-          "[stat-tool]")
+          "[stat-tool][userspace]")
 {
     LoadedModule module("backend=model");
     CHECK(run_tool("stat --bogus -- true").status == 129);
@@ -334,7 +335,7 @@ TEST_CASE("stat -p ends when the process it counts exits", "[stat-tool]")
 }
 
 TEST_CASE("stat -I: perf's header, the last partial interval, real lengths in --json",
-          "[stat-tool]")
+          "[stat-tool][userspace]")
 {
     LoadedModule module("backend=model");
     const auto human = stderr_of(tool() + " stat -I 100 -e instructions -C 0 --duration 0.35");

@@ -94,7 +94,7 @@ TEST_CASE("stat passes the command's exit status through", "[stat-tool]")
     CHECK(run_tool("stat -e instructions -- /nonexistent/command").status == 127);
 }
 
-TEST_CASE("stat -x and -A print CSV per CPU", "[stat-tool]")
+TEST_CASE("stat -x and -A print CSV per CPU", "[stat-tool][userspace]")
 {
     LoadedModule module("backend=model model_rate_percent=0");
     const auto r =
@@ -114,7 +114,8 @@ TEST_CASE("stat's human output shows counts, counters and IPC", "[stat-tool]")
     CHECK_THAT(r.out, Catch::Contains("seconds time elapsed"));
 }
 
-TEST_CASE("stat refuses bad input with a message: 129 for the command line, else 1", "[stat-tool]")
+TEST_CASE("stat refuses bad input with a message: 129 for the command line, else 1",
+          "[stat-tool][userspace]")
 {
     LoadedModule module("backend=model model_version=4 model_gp=4");
     auto r = run_tool("stat -e bogus --duration 0.1");
@@ -134,7 +135,8 @@ TEST_CASE("stat refuses bad input with a message: 129 for the command line, else
     CHECK_THAT(r.out, Catch::Contains("give a COMMAND"));
 }
 
-TEST_CASE("stat -I prints one line per interval, and the last partial one", "[stat-tool]")
+TEST_CASE("stat -I prints one line per interval, and the last partial one",
+          "[stat-tool][userspace]")
 {
     LoadedModule module("backend=model");
     const auto r = run_tool("stat -x, -I 100 --duration 0.45 -e instructions -C 0");

@@ -516,7 +516,8 @@ TEST_CASE("stat -- COMMAND counts the command's time, not the busy CPUs'", "[tas
     CHECK(std::abs(static_cast<double>(total(counts, 0)) - user) < user * 0.15);
 }
 
-TEST_CASE("stat -r N runs the command N times and prints the mean, as perf", "[task][stat-tool]")
+TEST_CASE("stat -r N runs the command N times and prints the mean, as perf",
+          "[task][stat-tool][userspace]")
 {
     LoadedModule module(kExact);
     const auto r = run_tool("stat -r 3 --json -e branches -- " + inject_here_cmd(100));
