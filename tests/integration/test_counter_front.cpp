@@ -12,6 +12,7 @@
 
 #include "archpmu.h"
 #include "archpmu/counter.hpp"
+#include "archpmu/device.hpp"
 #include "archpmu/error.hpp"
 #include "archpmu/events.hpp"
 #include "archpmu/session.hpp"
@@ -71,6 +72,27 @@ TEST_CASE("a Counter counts the calling thread's code, summed over the CPUs it r
     c.reset();
     CHECK(c.result().get("branches") == 0);
     CHECK_THROWS_WITH(c.result().get("cycles"), Catch::Contains("no event 'cycles'"));
+}
+
+TEST_CASE("a Counter on a module without COUNT_READ_SUM adds up the rows itself",
+          "[counter-front][task]")
+{
+    // A module older than ARCHPMU_CAP_READ_SUM: the library sums what COUNT_READ gives.
+    LoadedModule module(std::string(kExact) +
+                        " test_hide_caps=" + std::to_string(ARCHPMU_CAP_READ_SUM));
+    REQUIRE((archpmu::Device().info().capabilities & ARCHPMU_CAP_READ_SUM) == 0);
+    pin_to(0);
+    archpmu::Counter c{"branches,instructions"};
+    c.start();
+    inject_here(kBranches, 300);
+    pin_to(1);
+    inject_here(kBranches, 20);
+    c.stop();
+    unpin();
+    const archpmu::Results sums = c.read();
+    CHECK(sums.get("branches") == 320);
+    CHECK(sums.at("branches").per_cpu.empty());
+    check_sums_of_rows(c.result(), sums);
 }
 
 TEST_CASE("a thread Counter's start, stop and read on its CPU reach no other CPU",
