@@ -74,7 +74,7 @@ static void took(struct archpmu_mux *m, struct archpmu_claim *c)
 {
 	struct archpmu_mux_cpu *mc = archpmu_mux_cpu(c);
 	u64 busy = c->batch.err ? mc->taking : archpmu_found_in_use(mc->taking, &mc->found);
-	u64 keep, perf_held;
+	u64 keep, allowed, reserved;
 
 	/* PERF_METRICS is of fixed counter 3's slots: busy with it. */
 	if (busy & slots_bit())
@@ -85,10 +85,11 @@ static void took(struct archpmu_mux *m, struct archpmu_claim *c)
 		archpmu_own_give_back(m->cl, c, busy);
 	keep = worth(m, c, keep);
 	if (keep) {
-		/* Given back by archpmu_own_reserve_more(). */
-		perf_held = keep & ~archpmu_own_reserve_more(m->cl, c, keep);
-		busy |= perf_held;
-		keep = worth(m, c, keep & ~perf_held);
+		allowed = archpmu_own_reserve_more(m->cl, c, keep, &reserved);
+		busy |= keep & ~allowed;	/* perf's, given back */
+		keep = worth(m, c, allowed);
+		if (reserved & ~keep)
+			archpmu_own_unreserve(m->cl, reserved & ~keep);
 	}
 	leave_alone(mc, busy);
 	if (!keep)

@@ -38,7 +38,8 @@ struct archpmu_mux_cpu {
 	 * Growing (grow.c): the counters taken and being read, what the read
 	 * found there, those joining the pool at the next turn (and those that
 	 * joined at this one), and those
-	 * another agent counted with, left alone until @busy_until (jiffies).
+	 * another agent counted with or perf held, left alone until
+	 * @busy_until (jiffies).
 	 */
 	u64 taking;
 	struct archpmu_pmu_saved found;

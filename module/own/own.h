@@ -274,13 +274,17 @@ void archpmu_own_forget(struct archpmu_claims *cl);
  * growing into counters others let go). archpmu_own_take_more(): of @bits,
  * those no session holds, held by @cl from now on. archpmu_own_reserve_more(),
  * once they are to be used: of those, the ones perf's reservation lets @cl
- * have (the others given back). Both return the counters @cl now holds.
- * archpmu_own_give_back() lets go of those it does not use after all,
- * before they are reserved.
+ * have (the others given back: those perf holds, and GP 8 and up while it
+ * holds any legacy counter); *@reserved is what it newly reserved. Both
+ * return the counters @cl now holds. archpmu_own_give_back() lets go of
+ * those @c does not use after all, and archpmu_own_unreserve() of what
+ * reserve_more newly reserved for them.
  */
 u64 archpmu_own_take_more(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits);
-u64 archpmu_own_reserve_more(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits);
+u64 archpmu_own_reserve_more(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits,
+			     u64 *reserved);
 void archpmu_own_give_back(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits);
+void archpmu_own_unreserve(struct archpmu_claims *cl, u64 reserved);
 
 /*
  * claim.c, under archpmu_own_lock. The claims_* functions act on every

@@ -17,8 +17,10 @@
  *    gives back those it does not use: a perf_event_open() in that moment
  *    fails even if the session is then refused, as it fails while any
  *    session exists; so unprivileged sessions are off by default
- *    (session/privilege.c). Outside a plan, archpmu probes counters only
- *    for a privileged caller's GET_PMU_USAGE (archpmu_perf_held_gp()).
+ *    (session/privilege.c). A multiplexing session growing onto GP 8 and
+ *    up probes them the same way (plan.c); beyond that, archpmu probes
+ *    counters only for a privileged caller's GET_PMU_USAGE
+ *    (archpmu_perf_held_gp()).
  * archpmu's own sessions share its reservations, counted per counter.
  *
  * The bitmaps cover the legacy addresses only (GP 0-7): a kernel that knows

@@ -239,22 +239,34 @@ u64 archpmu_own_take_more(struct archpmu_claims *cl, struct archpmu_claim *c, u6
 }
 
 /*
- * As at the open: what perf holds is learnt by taking every free legacy
- * counter's reservation, and only those of @bits are kept. While perf holds
- * any, GP 8 and up are its too, even if @bits has no legacy counter.
+ * As at the open: GP 8 and up are perf's while it holds any legacy counter,
+ * so for those every free legacy counter's reservation is taken to learn
+ * it, and only @bits' kept.
  */
-u64 archpmu_own_reserve_more(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits)
+u64 archpmu_own_reserve_more(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits,
+			     u64 *reserved)
 {
-	u64 free = archpmu_gp_driven(&c->desc) & ARCHPMU_LEGACY_GP_BITS & ~cl->gp_reserved;
-	u64 reserved, perf_held;
+	u64 probe = bits & ARCHPMU_LEGACY_GP_BITS, got, perf_held;
+	unsigned int i;
 
 	lockdep_assert_held(&archpmu_own_lock);
-	perf_held = archpmu_perf_holds(archpmu_reserve_gp(free, &reserved));
-	archpmu_release_gp(reserved & ~bits);
-	cl->gp_reserved |= reserved & bits;
+	if (bits & ARCHPMU_GP_BITS & ~ARCHPMU_LEGACY_GP_BITS)
+		for (i = 0; i < cl->nr_cpus; i++)
+			probe |= archpmu_gp_driven(&cl->cpus[i].desc) & ARCHPMU_LEGACY_GP_BITS;
+	perf_held = archpmu_perf_holds(archpmu_reserve_gp(probe & ~cl->gp_reserved, &got));
+	archpmu_release_gp(got & ~bits);
+	*reserved = got & bits;
+	cl->gp_reserved |= *reserved;
 	if (bits & perf_held)
 		archpmu_own_give_back(cl, c, bits & perf_held);
 	return bits & ~perf_held;
+}
+
+void archpmu_own_unreserve(struct archpmu_claims *cl, u64 reserved)
+{
+	lockdep_assert_held(&archpmu_own_lock);
+	cl->gp_reserved &= ~reserved;
+	archpmu_release_gp(reserved);
 }
 
 void archpmu_own_give_back(struct archpmu_claims *cl, struct archpmu_claim *c, u64 bits)
