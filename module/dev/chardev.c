@@ -18,15 +18,6 @@
 #include "../../uapi/archpmu_test.h"
 #include "dev.h"
 
-#ifdef CONFIG_ARCHPMU_TEST
-/* What a test hides, to try the library's ways with a module that lacks it. */
-static ulong test_hide_caps;
-module_param(test_hide_caps, ulong, 0444);
-MODULE_PARM_DESC(test_hide_caps, "test builds: capability bits not reported");
-#else
-#define test_hide_caps 0UL
-#endif
-
 u64 archpmu_capabilities(void)
 {
 	u64 caps = ARCHPMU_CAP_INFO | ARCHPMU_CAP_CPU_INFO | ARCHPMU_CAP_COUNT |
@@ -40,7 +31,7 @@ u64 archpmu_capabilities(void)
 		caps |= ARCHPMU_CAP_MODEL_MSR | ARCHPMU_CAP_MODEL_INJECT;
 	if (archpmu_task_supported())
 		caps |= ARCHPMU_CAP_TASK | ARCHPMU_CAP_ENABLE_ON_EXEC | ARCHPMU_CAP_TASK_SAMPLE;
-	return caps & ~(u64)test_hide_caps;
+	return caps & ~archpmu_hidden_caps();
 }
 
 static bool all_zero(const void *p, size_t len)

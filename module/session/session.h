@@ -39,6 +39,8 @@ extern struct list_head archpmu_sessions;
 long archpmu_session_open(struct archpmu_count_open *cmd, void __user *ubuf,
 			  u32 user_size);
 void archpmu_session_destroy(struct archpmu_session *s);
+/* session_fd.c: the ARCHPMU_CAP_* bits a test build hides (test_hide_caps), else 0. */
+u64 archpmu_hidden_caps(void);
 /*
  * sysfs unloading: while set, COUNT_OPEN is refused with ENODEV (bad_event
  * and bad_cpu ~0).
