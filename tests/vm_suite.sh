@@ -16,6 +16,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 kind=$1 ncpu=$2 out=$3
 shift 3
 [ "${1:-}" = -- ] && shift
+# A run that ends early must not leave the last run's figures behind.
+rm -f "$out/kernel-reports" "$out/kmemleak" "$out/reliability.txt"
 kmods=${ARCHPMU_KMOD_ROOT:-$top/build}
 # A run takes 4-9 minutes; a hung one is cut short (the guest prints where
 # it hangs a minute before), so that CI still ends.
@@ -37,15 +39,16 @@ debug)
 	args+=(--kernel "$tree" --kmemleak -e ARCHPMU_KO)
 	;;
 rt)
-	rt=$(ls -d /lib/modules/*-rt-*/build 2>/dev/null | sort -V | tail -n 1)
+	rt=$(ls -d /lib/modules/*-rt-*/build 2>/dev/null | sort -V | tail -n 1 || true)
 	[ -n "$rt" ] || { echo "vm_suite: no RT kernel: run scripts/install-deps" >&2; exit 125; }
 	rt=${rt%/build}
 	export ARCHPMU_KO=$kmods/kmod-rt/module/archpmu.ko
 	args+=(--kver "${rt##*/}" -e ARCHPMU_KO)
 	;;
 backports|newest)
-	eval "$("$top/scripts/matrix-kernel" --path "$kind")" ||
+	paths=$("$top/scripts/matrix-kernel" --path "$kind") ||
 		{ echo "vm_suite: no $kind kernel: run 'make check' (it fetches one)" >&2; exit 125; }
+	eval "$paths"
 	# shellcheck disable=SC2154 # kver and root come from matrix-kernel
 	args+=(--root "$root" --kver "$kver" -e ARCHPMU_KO)
 	export ARCHPMU_KO=$kmods/kmod-$kind/module/archpmu.ko
