@@ -32,11 +32,11 @@ static int session_cmd_check(unsigned int cmd, const void *cmd_buf)
 	const struct archpmu_count_ctl *ctl = cmd_buf;
 	u64 read_flags = ARCHPMU_COUNT_READ_SUM;
 
+	if (cmd != ARCHPMU_IOC_COUNT_READ)
+		return ctl->flags ? -EINVAL : 0;
 	if (archpmu_hidden_caps() & ARCHPMU_CAP_READ_SUM)
 		read_flags = 0;
-	if (cmd == ARCHPMU_IOC_COUNT_READ)
-		return rd->flags & ~read_flags || rd->__reserved0 ? -EINVAL : 0;
-	return ctl->flags ? -EINVAL : 0;
+	return rd->flags & ~read_flags || rd->__reserved0 ? -EINVAL : 0;
 }
 
 static int session_ctl(struct archpmu_ucmd *ucmd)
