@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # DKMS builds the module from `make dkms`'s sources against the installed
 # kernel headers and Debian 12's backports kernel's (Debian's dkms, in trees of this test's own: nothing is
-# added to the system's DKMS), and the module carries module/version.h's version.
+# added to the system's DKMS), the module carries module/version.h's version, and it has none of the
+# tests' commands or parameters even when ARCHPMU_TEST=1 is in the environment of whoever runs dkms.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
@@ -28,7 +29,7 @@ trees=(--sourcetree "$src" --dkmstree "$work/dkms")
 dkms add -m archpmu -v "$version" "${trees[@]}" > "$work/log" 2>&1 || { cat "$work/log"; exit 1; }
 for b in "${builds[@]}"; do
 	kver=${b%% *} kdir=${b#* }
-	if ! dkms build -m archpmu -v "$version" -k "$kver" --kernelsourcedir "$kdir" "${trees[@]}" \
+	if ! ARCHPMU_TEST=1 dkms build -m archpmu -v "$version" -k "$kver" --kernelsourcedir "$kdir" "${trees[@]}" \
 		> "$work/log" 2>&1; then
 		cat "$work/log"
 		find "$work/dkms" -name make.log -exec cat {} \;
@@ -38,6 +39,11 @@ for b in "${builds[@]}"; do
 	[ -n "$ko" ] || { echo "dkms build made no archpmu.ko for $kver"; cat "$work/log"; exit 1; }
 	[ "$(modinfo -F version "$ko")" = "$version" ] || { echo "the DKMS module's version is not $version"; exit 1; }
 	[ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$kver" ] || { echo "built for the wrong kernel"; exit 1; }
+	if modinfo -F parm "$ko" | grep -q '^test_'; then
+		echo "the DKMS module for $kver was built for the tests (ARCHPMU_TEST=1 from the environment):"
+		modinfo -F parm "$ko"
+		exit 1
+	fi
 	echo "dkms test: dkms build against $kver headers made archpmu.ko $version"
 done
 echo "dkms test passed"
