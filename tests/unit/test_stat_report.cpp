@@ -175,6 +175,47 @@ TEST_CASE("stat -r prints each count's mean and perf's spread of it", "[stat]")
     CHECK_FALSE(nlohmann::json::parse(archpmu::stat_json(a)).contains("runs"));
 }
 
+TEST_CASE("stat -r gives each core type's line its own spread, and none where it is 0, as perf",
+          "[stat]")
+{
+    // CPU 0 a P-core, CPU 2 an E-core. cycles: 1000, 1200, 800 on the P-core and
+    // 3000 in every run on the E-core; branches:u counts on the P-core alone.
+    auto a = sample();
+    auto b = sample();
+    auto c = sample();
+    b.per_cpu[0] = {1200, 3000};
+    c.per_cpu[0] = {800, 3000};
+    const auto m = archpmu::stat_mean({a, b, c});
+    // 200 / sqrt(3) of 1000 on the P-core; the event's whole spread is of 4000.
+    CHECK(m.noise_pct_over(0, {0}) == Approx(11.547).epsilon(1e-4));
+    CHECK(m.noise_pct_over(0, {1}) == 0);
+    CHECK(m.noise_pct_over(0, {0, 1}) == Approx(m.noise_pct[0]));
+    CHECK(m.noise_pct[0] == Approx(2.8868).epsilon(1e-4));
+
+    archpmu::StatFormat f;
+    f.task = true;
+    f.target = "'true'";
+    f.core_types = {{0, "core"}, {2, "atom"}};
+    const auto out = archpmu::stat_human(m, f);
+    INFO(out);
+    const auto line = [&](const std::string& name) {
+        const auto at = out.find(name);
+        REQUIRE(at != std::string::npos);
+        return out.substr(out.rfind('\n', at) + 1, out.find('\n', at) - out.rfind('\n', at) - 1);
+    };
+    CHECK_THAT(line("cpu_core/cycles/"), Catch::Contains("( +- 11.55% )"));
+    CHECK_THAT(line("cpu_atom/cycles/"), !Catch::Contains("+-"));
+    // The same in every run (perf prints no "( +-  0.00% )"), and never counted.
+    CHECK_THAT(line("cpu_core/branches/u"), !Catch::Contains("+-"));
+    CHECK_THAT(line("cpu_atom/branches/u"), !Catch::Contains("+-"));
+    f.separator = ",";
+    const auto csv = archpmu::stat_csv(m, f);
+    CHECK_THAT(csv, Catch::Contains("1000,,cpu_core/cycles/,11.55%,") &&
+                        Catch::Contains("3000,,cpu_atom/cycles/,0.00%,"));
+    // Nor for an elapsed time the same in every run.
+    CHECK_THAT(out, Catch::Contains("1.500000000 +- 0.000000000 seconds time elapsed\n"));
+}
+
 TEST_CASE("stat -r's per-CPU means add up to the mean total, over every CPU any run had", "[stat]")
 {
     // 100 a run, on CPU 0 once and on CPU 2 twice: 33.3 and 66.7, which add up to 100.

@@ -146,6 +146,7 @@ StatTotals with_unopened_rows(const StatTotals& t, const std::vector<EventSpec>&
     out.enabled_ns.clear();
     out.running_ns.clear();
     out.noise_pct.clear();
+    out.run_counts.clear();
     std::size_t from = 0;
     for (std::size_t r = 0; r < rows.size(); ++r) {
         if (!opened[r]) {
@@ -158,6 +159,8 @@ StatTotals with_unopened_rows(const StatTotals& t, const std::vector<EventSpec>&
             out.running_ns.emplace_back(n_cpus, 0);
             if (!t.noise_pct.empty())
                 out.noise_pct.push_back(0);
+            if (!t.run_counts.empty())
+                out.run_counts.emplace_back(n_cpus);
             continue;
         }
         out.counters.push_back(t.counters.at(from));
@@ -169,6 +172,8 @@ StatTotals with_unopened_rows(const StatTotals& t, const std::vector<EventSpec>&
         out.running_ns.push_back(t.running_ns.at(from));
         if (!t.noise_pct.empty())
             out.noise_pct.push_back(t.noise_pct.at(from));
+        if (!t.run_counts.empty())
+            out.run_counts.push_back(t.run_counts.at(from));
         ++from;
     }
     return out;

@@ -27,6 +27,13 @@ std::uint64_t sum_of(const std::vector<std::uint64_t>& xs)
 
 using Scope = StatScope;
 
+// -r's spread of a line, as perf's of its event: a core type's own; on -A's
+// per-CPU lines the event's.
+double spread(const StatTotals& t, std::size_t e, const StatScope& c)
+{
+    return c.one_cpu ? t.noise_pct.at(e) : t.noise_pct_over(e, c.cpus);
+}
+
 // Every CPU of the totals, as one scope.
 Scope whole(const StatTotals& t)
 {
@@ -332,10 +339,12 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
         const double pct = pct_of(t, e, c);
         return counted(t, e, c) && pct < 100.0 ? fmt::format("  ({:.2f}%)", pct) : std::string();
     };
-    const auto noise = [&](std::size_t e) {
-        return t.runs > 1 && !absent(t, e, whole(t))
-                   ? fmt::format("  ( +-{:6.2f}% )", t.noise_pct.at(e))
-                   : std::string();
+    // perf's: each core type's own spread, and none where it is 0.
+    const auto noise = [&](std::size_t e, const Scope& c) {
+        if (t.runs < 2 || absent(t, e, whole(t)))
+            return std::string();
+        const double pct = t.noise_pct_over(e, c.cpus);
+        return pct != 0 ? fmt::format("  ( +-{:6.2f}% )", pct) : std::string();
     };
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         const std::string counter = counter_label(t, e);
@@ -356,10 +365,10 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
                 fmt::format_to(it, "{}{}{}{}\n",
                                t.runs > 1 ? fmt::format("{:<8}", counter) : counter,
                                t.runs > 1 && !c.one_cpu ? std::string(32, ' ') : std::string(),
-                               c.one_cpu ? std::string() : noise(e), running(e, c));
+                               c.one_cpu ? std::string() : noise(e, c), running(e, c));
             else
                 fmt::format_to(it, "{:<8}  {}{}{}\n", counter,
-                               t.runs > 1 ? fmt::format("{:<30}", m.human) : m.human, noise(e),
+                               t.runs > 1 ? fmt::format("{:<30}", m.human) : m.human, noise(e, c),
                                running(e, c));
         }
     }
@@ -368,8 +377,8 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
         if (t.runs > 1) {
             const double pct =
                 t.elapsed_ns ? 100.0 * t.elapsed_noise_ns / static_cast<double>(t.elapsed_ns) : 0;
-            fmt::format_to(it, " +- {:.9f} seconds time elapsed  ( +-{:6.2f}% )\n\n",
-                           t.elapsed_noise_ns / 1e9, pct);
+            fmt::format_to(it, " +- {:.9f} seconds time elapsed{}\n\n", t.elapsed_noise_ns / 1e9,
+                           pct != 0 ? fmt::format("  ( +-{:6.2f}% )", pct) : std::string());
         } else {
             fmt::format_to(it, " seconds time elapsed\n\n");
         }
@@ -391,8 +400,8 @@ std::string stat_csv(const StatTotals& t, const StatFormat& f)
             if (c.one_cpu)
                 fmt::format_to(it, "CPU{}{}", t.cpus[c.cpus[0]], s);
             fmt::format_to(it, "{}{}{}{}", shown_count(t, e, c, false), s, s, event_name(t, e, c));
-            if (t.runs > 1)  // perf: the event's noise on its per-CPU lines too
-                fmt::format_to(it, "{}{:.2f}%", s, t.noise_pct.at(e));
+            if (t.runs > 1)
+                fmt::format_to(it, "{}{:.2f}%", s, spread(t, e, c));
             const std::uint64_t run = sum_over(t.running_ns, e, c);
             const std::uint64_t ena = sum_over(t.enabled_ns, e, c);
             fmt::format_to(it, "{}{}{}{}", s, run, s, machine_pct(run, ena));
@@ -426,7 +435,7 @@ std::string stat_json_lines(const StatTotals& t, const StatFormat& f)
             fmt::format_to(it, R"("counter-value" : "{}", "unit" : "", "event" : {}, )", value,
                            nlohmann::json(event_name(t, e, c)).dump());
             if (t.runs > 1)
-                fmt::format_to(it, "\"variance\" : {:.2f}, ", t.noise_pct.at(e));
+                fmt::format_to(it, "\"variance\" : {:.2f}, ", spread(t, e, c));
             const std::uint64_t run = sum_over(t.running_ns, e, c);
             const std::uint64_t ena = sum_over(t.enabled_ns, e, c);
             fmt::format_to(it, R"("event-runtime" : {}, "pcnt-running" : {}, )", run,

@@ -123,6 +123,23 @@ double percent_of(double part, double whole)
 
 }  // namespace
 
+double StatTotals::noise_pct_over(std::size_t event, const std::vector<std::size_t>& cpus) const
+{
+    if (event >= run_counts.size())
+        return noise_pct.at(event);
+    std::vector<double> xs(runs, 0);
+    for (const std::size_t c : cpus) {
+        const auto& counts = run_counts[event].at(c);
+        for (std::size_t i = 0; i < counts.size() && i < xs.size(); ++i)
+            xs[i] += counts[i];
+    }
+    double sum = 0;
+    for (const double x : xs)
+        sum += x;
+    const double mean = xs.empty() ? 0 : sum / static_cast<double>(xs.size());
+    return percent_of(stddev_of_mean(xs, mean), mean);
+}
+
 StatTotals stat_mean(const std::vector<StatTotals>& runs)
 {
     StatTotals m = runs.at(0);
@@ -143,6 +160,8 @@ StatTotals stat_mean(const std::vector<StatTotals>& runs)
     // Runs without times (none recorded) make a mean without times.
     m.enabled_ns = runs[0].enabled_ns.empty() ? decltype(m.per_cpu){} : m.per_cpu;
     m.running_ns = m.enabled_ns;
+    m.run_counts.assign(m.events.size(), std::vector<std::vector<double>>(
+                                             m.cpus.size(), std::vector<double>(runs.size(), 0)));
     std::vector<double> xs(runs.size());
     for (std::size_t e = 0; e < m.events.size(); ++e) {
         std::vector<double> mean(m.cpus.size(), 0);
@@ -155,6 +174,7 @@ StatTotals stat_mean(const std::vector<StatTotals>& runs)
                     m.running_ns[e][slot(r.cpus[c])] += r.running_ns[e].at(c);
                 }
                 mean[slot(r.cpus[c])] += static_cast<double>(r.per_cpu.at(e).at(c)) / n;
+                m.run_counts[e][slot(r.cpus[c])][i] = static_cast<double>(r.per_cpu.at(e).at(c));
                 m.offline[slot(r.cpus[c])] = m.offline[slot(r.cpus[c])] || r.offline.at(c);
             }
             sum += xs[i] = static_cast<double>(r.total(e));

@@ -35,12 +35,19 @@ struct StatTotals {
     unsigned runs = 1;
     std::vector<double> noise_pct;
     double elapsed_noise_ns = 0;
+    // -r: each run's count, [e][c][run] (c as in cpus), for the spread of a line
+    // that shows some of the CPUs (a core type's).
+    std::vector<std::vector<std::vector<double>>> run_counts;
 
     [[nodiscard]] std::uint64_t total(std::size_t event) const;
     // perf's "(NN.NN%)": the time on the PMU in percent of the time enabled, over
     // all CPUs (cpu: one of them); 100 when never enabled.
     [[nodiscard]] double running_pct(std::size_t event) const;
     [[nodiscard]] double running_pct(std::size_t event, std::size_t cpu) const;
+    // The spread, as noise_pct, of the event's count on these CPUs (indices into
+    // cpus), as perf has it for each core type's event; noise_pct's without run_counts.
+    [[nodiscard]] double noise_pct_over(std::size_t event,
+                                        const std::vector<std::size_t>& cpus) const;
 };
 
 // The mean of runs of one command (the same events; the CPUs of any run), with each
