@@ -20,12 +20,14 @@ for page in "$build"/man/*.[0-9]; do
 	[ -z "$lint" ] || bad "$name: mandoc: $lint"
 	grep -q "\"archpmu $version\"" "$page" || bad "$name: not version $version"
 done
-# Every long option of stat, record and exporter is in its man page and in the completion.
-for cmd in stat record exporter; do
+# Every long option of every command is in its man page (monitor's, who's and regs's:
+# archpmu(1)) and in the completion.
+for cmd in info list selftest stat record exporter monitor who regs; do
 	page=$build/man/archpmu-$cmd.1
+	[ -f "$page" ] || page=$build/man/archpmu.1
 	for opt in $("$tool" "$cmd" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
 		[ "$opt" = --help ] && continue
-		grep -q -- "$(sed 's/-/\\\\-/g' <<<"$opt")" "$page" || bad "archpmu-$cmd.1 lacks $opt"
+		grep -q -- "$(sed 's/-/\\\\-/g' <<<"$opt")" "$page" || bad "$(basename "$page") lacks $cmd's $opt"
 		grep -q -- "$opt" "$top/completion/archpmu.bash" || bad "completion lacks $cmd $opt"
 	done
 done
