@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Count a region of one's own code: instructions, cycles and branches of the
 // calling thread around a loop, and its instructions per cycle. Needs the
-// archpmu module and CAP_PERFMON (or root), as task sessions do today.
+// archpmu module, and CAP_PERFMON or its unprivileged=own-user (user mode only).
 #include <archpmu/counter.hpp>
 #include <archpmu/error.hpp>
 #include <cstdio>
