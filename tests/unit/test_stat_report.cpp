@@ -205,7 +205,7 @@ TEST_CASE("stat -r gives each core type's line its own spread, and none where it
     };
     CHECK_THAT(line("cpu_core/cycles/"), Catch::Contains("( +- 11.55% )"));
     CHECK_THAT(line("cpu_atom/cycles/"), !Catch::Contains("+-"));
-    // The same in every run (perf prints no "( +-  0.00% )"), and never counted.
+    // The same in every run: perf prints no "( +-  0.00% )".
     CHECK_THAT(line("cpu_core/branches/u"), !Catch::Contains("+-"));
     CHECK_THAT(line("cpu_atom/branches/u"), !Catch::Contains("+-"));
     f.separator = ",";
@@ -214,6 +214,38 @@ TEST_CASE("stat -r gives each core type's line its own spread, and none where it
                         Catch::Contains("3000,,cpu_atom/cycles/,0.00%,"));
     // Nor for an elapsed time the same in every run.
     CHECK_THAT(out, Catch::Contains("1.500000000 +- 0.000000000 seconds time elapsed\n"));
+    // -A: perf keeps no spread per CPU, and prints 0.00% in its CSV.
+    f.per_cpu = true;
+    CHECK_THAT(archpmu::stat_csv(m, f), Catch::StartsWith("CPU0,1000,,cycles,0.00%,"));
+}
+
+TEST_CASE("stat -r on CPUs that differ between runs keeps each CPU's core type and spread",
+          "[stat]")
+{
+    // The third run also had CPU 1, an E-core lacking branches:u, which came online.
+    auto a = sample();
+    auto b = sample();
+    auto c = sample();
+    for (auto* r : {&a, &b})
+        r->absent = {{false, false}, {false, false}, {false, true}};
+    c.cpus = {0, 1, 2};
+    c.offline = {false, false, false};
+    c.per_cpu = {{1000, 600, 3000}, {2000, 0, 1000}, {7, 0, 0}};
+    c.absent = {{false, false, false}, {false, false, false}, {false, true, true}};
+    const auto m = archpmu::stat_mean({a, b, c});
+    REQUIRE(m.cpus == std::vector<std::uint32_t>{0, 1, 2});
+    CHECK(m.absent[2] == std::vector<bool>{false, true, true});
+    CHECK(m.absent[0] == std::vector<bool>{false, false, false});
+    // cycles on CPU 1: 0, 0, 600: a mean of 200, a deviation of sqrt(120000), of the mean 200.
+    CHECK(m.noise_pct_over(0, {1}) == Approx(100.0));
+    CHECK(m.noise_pct_over(0, {0}) == 0);
+    archpmu::StatFormat f;
+    f.task = true;
+    f.target = "'true'";
+    f.core_types = {{0, "core"}, {1, "atom"}, {2, "atom"}};
+    const auto out = archpmu::stat_human(m, f);
+    INFO(out);
+    CHECK_THAT(out, Catch::Contains("<not supported>      cpu_atom/branches/u"));
 }
 
 TEST_CASE("stat -r's per-CPU means add up to the mean total, over every CPU any run had", "[stat]")

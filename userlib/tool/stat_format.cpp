@@ -27,11 +27,11 @@ std::uint64_t sum_of(const std::vector<std::uint64_t>& xs)
 
 using Scope = StatScope;
 
-// -r's spread of a line, as perf's of its event: a core type's own; on -A's
-// per-CPU lines the event's.
+// -r's spread of a line, as perf's of its event: a core type's own; 0 on -A's
+// per-CPU lines, where perf keeps none (perf_stat_process_counter: AGGR_GLOBAL only).
 double spread(const StatTotals& t, std::size_t e, const StatScope& c)
 {
-    return c.one_cpu ? t.noise_pct.at(e) : t.noise_pct_over(e, c.cpus);
+    return c.one_cpu ? 0 : t.noise_pct_over(e, c.cpus);
 }
 
 // Every CPU of the totals, as one scope.
