@@ -34,6 +34,12 @@ double spread(const StatTotals& t, std::size_t e, const StatScope& c)
     return c.one_cpu ? 0 : t.noise_pct_over(e, c.cpus);
 }
 
+// perf's human form of a spread (print_noise_pct): nothing when it is 0.
+std::string noise_text(double pct)
+{
+    return pct != 0 ? fmt::format("  ( +-{:6.2f}% )", pct) : std::string();
+}
+
 // Every CPU of the totals, as one scope.
 Scope whole(const StatTotals& t)
 {
@@ -339,12 +345,8 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
         const double pct = pct_of(t, e, c);
         return counted(t, e, c) && pct < 100.0 ? fmt::format("  ({:.2f}%)", pct) : std::string();
     };
-    // perf's: each core type's own spread, and none where it is 0.
     const auto noise = [&](std::size_t e, const Scope& c) {
-        if (t.runs < 2 || absent(t, e, whole(t)))
-            return std::string();
-        const double pct = t.noise_pct_over(e, c.cpus);
-        return pct != 0 ? fmt::format("  ( +-{:6.2f}% )", pct) : std::string();
+        return t.runs > 1 && !absent(t, e, whole(t)) ? noise_text(spread(t, e, c)) : std::string();
     };
     for (std::size_t e = 0; e < t.events.size(); ++e) {
         const std::string counter = counter_label(t, e);
@@ -365,7 +367,7 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
                 fmt::format_to(it, "{}{}{}{}\n",
                                t.runs > 1 ? fmt::format("{:<8}", counter) : counter,
                                t.runs > 1 && !c.one_cpu ? std::string(32, ' ') : std::string(),
-                               c.one_cpu ? std::string() : noise(e, c), running(e, c));
+                               noise(e, c), running(e, c));
             else
                 fmt::format_to(it, "{:<8}  {}{}{}\n", counter,
                                t.runs > 1 ? fmt::format("{:<30}", m.human) : m.human, noise(e, c),
@@ -378,7 +380,7 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
             const double pct =
                 t.elapsed_ns ? 100.0 * t.elapsed_noise_ns / static_cast<double>(t.elapsed_ns) : 0;
             fmt::format_to(it, " +- {:.9f} seconds time elapsed{}\n\n", t.elapsed_noise_ns / 1e9,
-                           pct != 0 ? fmt::format("  ( +-{:6.2f}% )", pct) : std::string());
+                           noise_text(pct));
         } else {
             fmt::format_to(it, " seconds time elapsed\n\n");
         }

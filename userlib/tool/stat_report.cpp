@@ -157,14 +157,8 @@ StatTotals stat_mean(const std::vector<StatTotals>& runs)
     };
     m.offline.assign(m.cpus.size(), false);
     // A CPU's core type, and so what it lacks, is the same in every run that had it.
-    if (!m.absent.empty()) {
+    if (!m.absent.empty())
         m.absent.assign(m.events.size(), std::vector<bool>(m.cpus.size(), false));
-        for (const auto& r : runs)
-            for (std::size_t e = 0; e < r.absent.size() && e < m.events.size(); ++e)
-                for (std::size_t c = 0; c < r.absent[e].size() && c < r.cpus.size(); ++c)
-                    if (r.absent[e][c])
-                        m.absent[e][slot(r.cpus[c])] = true;
-    }
     m.per_cpu.assign(m.events.size(), std::vector<std::uint64_t>(m.cpus.size(), 0));
     // Runs without times (none recorded) make a mean without times.
     m.enabled_ns = runs[0].enabled_ns.empty() ? decltype(m.per_cpu){} : m.per_cpu;
@@ -185,6 +179,8 @@ StatTotals stat_mean(const std::vector<StatTotals>& runs)
                 mean[slot(r.cpus[c])] += static_cast<double>(r.per_cpu.at(e).at(c)) / n;
                 m.run_counts[e][slot(r.cpus[c])][i] = static_cast<double>(r.per_cpu.at(e).at(c));
                 m.offline[slot(r.cpus[c])] = m.offline[slot(r.cpus[c])] || r.offline.at(c);
+                if (!m.absent.empty() && e < r.absent.size() && r.absent[e].at(c))
+                    m.absent[e][slot(r.cpus[c])] = true;
             }
             sum += xs[i] = static_cast<double>(r.total(e));
         }
