@@ -14,6 +14,8 @@
  *       cross-call per MSR access, as the msr driver's wrmsr_on_cpu() would do
  *   /sys/kernel/debug/archpmu/pmi_handled, pmi_ns  PMIs the handler took as
  *       its own, on every CPU, and the nanoseconds it spent in them
+ *   /sys/kernel/debug/archpmu/sample_ticks  a line per possible CPU: the CPU
+ *       and the sampling ticks that ran there (tests)
  *   /sys/kernel/debug/archpmu/fail_model_wrmsr_nth  model backend only: n
  *       makes the n-th model WRMSR from now on raise #GP (tests)
  *   /sys/kernel/debug/archpmu/task_pool_max  model backend only: the most
@@ -35,6 +37,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/seq_file.h>
 
 #include "../count/count.h"
 #include "../sample/sample.h"
@@ -91,6 +94,16 @@ static int pmi_ns_get(void *data, u64 *val)
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(pmi_ns_fops, pmi_ns_get, NULL, "%llu\n");
+
+static int sample_ticks_show(struct seq_file *m, void *unused)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		seq_printf(m, "%u %llu\n", cpu, archpmu_sample_ticks_run(cpu));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(sample_ticks);
 
 static int fail_nth_get(void *data, u64 *val)
 {
@@ -208,6 +221,7 @@ void archpmu_debugfs_init(void)
 	debugfs_create_file_unsafe("pmi_handled", 0400, archpmu_debugfs_dir, NULL,
 				   &pmi_handled_fops);
 	debugfs_create_file_unsafe("pmi_ns", 0400, archpmu_debugfs_dir, NULL, &pmi_ns_fops);
+	debugfs_create_file("sample_ticks", 0400, archpmu_debugfs_dir, NULL, &sample_ticks_fops);
 	if (archpmu_backend->id == ARCHPMU_BACKEND_MODEL) {
 		debugfs_create_file_unsafe("fail_model_wrmsr_nth", 0600, archpmu_debugfs_dir,
 					   NULL, &fail_nth_fops);

@@ -52,11 +52,21 @@
 static DEFINE_MUTEX(pmi_lock);
 static unsigned int pmi_users;	/* sampling sessions */
 static DEFINE_PER_CPU(unsigned int, tick_users);	/* those on this CPU */
+static DEFINE_PER_CPU(unsigned int, tick_keepers);	/* of them, CPU sessions */
 static struct cpumask tick_changes;	/* CPUs whose tick starts or stops */
 static DEFINE_PER_CPU(struct hrtimer, sample_ticks);
+/* Between tick_start() and tick_stop() on the CPU: it ticks while it samples. */
+static DEFINE_PER_CPU(bool, tick_on);
+/* For tests (dev/debugfs.c): the ticks that ran on each CPU. */
+static DEFINE_PER_CPU(u64, ticks_run);
 /* For the benchmark (dev/debugfs.c): PMIs handled and the time they took. */
 static DEFINE_PER_CPU(u64, pmi_handled);
 static DEFINE_PER_CPU(u64, pmi_ns);
+
+u64 archpmu_sample_ticks_run(unsigned int cpu)
+{
+	return READ_ONCE(per_cpu(ticks_run, cpu));
+}
 
 void archpmu_pmi_stats(u64 *handled, u64 *ns)
 {
@@ -437,6 +447,13 @@ void archpmu_sample_restart_local(struct archpmu_batch *b)
 			ktime_get_mono_fast_ns());
 }
 
+/*
+ * Every ARCHPMU_SAMPLE_TICK_NS while this CPU samples. Where only task
+ * sessions sample, it stops while none of their tasks runs here (their
+ * counters hidden, it has nothing to do), so that an idle CPU is not woken
+ * for them, as perf's task events tick only in their task's context; the
+ * gate starts it again (archpmu_sample_tick_resume()).
+ */
 static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
@@ -445,6 +462,9 @@ static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 	u64 now = ktime_get_mono_fast_ns();
 	unsigned int bit;
 
+	__this_cpu_inc(ticks_run);
+	if (!sampling && !__this_cpu_read(tick_keepers))
+		return HRTIMER_NORESTART;
 	if (sampling) {
 		for_each_set_bit(bit, &todo, 64) {
 			struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
@@ -465,13 +485,19 @@ static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 	return HRTIMER_RESTART;
 }
 
-/* On the CPU: sampling may begin here. */
+/*
+ * On the CPU, interrupts off: sampling may begin here (a first session, or
+ * the first CPU session where a task session's tick may have stopped).
+ */
 static void tick_start(void *unused)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 
-	archpmu_sample_credit_reset(ctx, ktime_get_mono_fast_ns());
+	/* Counters sampling here already keep their credit. */
+	if (!READ_ONCE(ctx->sampling))
+		archpmu_sample_credit_reset(ctx, ktime_get_mono_fast_ns());
 	unmask_lvtpc();
+	__this_cpu_write(tick_on, true);
 	hrtimer_start(this_cpu_ptr(&sample_ticks), ns_to_ktime(ARCHPMU_SAMPLE_TICK_NS),
 		      HRTIMER_MODE_REL_PINNED_HARD);
 }
@@ -479,21 +505,49 @@ static void tick_start(void *unused)
 /* On the CPU, interrupts off: the tick cannot be running here. */
 static void tick_stop(void *unused)
 {
+	__this_cpu_write(tick_on, false);
 	hrtimer_try_to_cancel(this_cpu_ptr(&sample_ticks));
 }
 
+void archpmu_sample_tick_resume(void)
+{
+	struct hrtimer *tick = this_cpu_ptr(&sample_ticks);
+
+	lockdep_assert_irqs_disabled();
+	/* Not once the CPU's tick has stopped for good (its last session, or offline). */
+	if (!__this_cpu_read(tick_on) || hrtimer_is_queued(tick))
+		return;
+	/*
+	 * On the beat it kept before it stopped: a task that runs less than a
+	 * tick at a time (3 ms on, 3 off) still meets ticks while it runs, as
+	 * it did when the tick never stopped; restarted a whole tick later
+	 * each time, it would meet none, and its frequency events would keep
+	 * their first guess.
+	 */
+	hrtimer_forward_now(tick, ns_to_ktime(ARCHPMU_SAMPLE_TICK_NS));
+	hrtimer_start_expires(tick, HRTIMER_MODE_ABS_PINNED_HARD);
+}
+
 /*
- * Count @cl's CPUs in (@add) or out; the CPUs whose first session came or
- * whose last went are left in tick_changes. Under pmi_lock.
+ * Count @cl's CPUs in (@add) or out. Left in tick_changes: on add, the CPUs
+ * whose first session came, or whose first CPU session (whose tick does not
+ * stop: task sessions' may have); on remove, those whose last session went.
+ * Under pmi_lock.
  */
 static void count_tick_users(const struct archpmu_claims *cl, bool add)
 {
 	unsigned int i, cpu;
+	bool change;
 
 	cpumask_clear(&tick_changes);
 	for (i = 0; i < cl->nr_cpus; i++) {
 		cpu = cl->cpus[i].cpu;
-		if (add ? !per_cpu(tick_users, cpu)++ : !--per_cpu(tick_users, cpu))
+		change = add ? !per_cpu(tick_users, cpu)++ : !--per_cpu(tick_users, cpu);
+		if (!cl->scope && add)
+			change |= !per_cpu(tick_keepers, cpu)++;
+		else if (!cl->scope)
+			per_cpu(tick_keepers, cpu)--;
+		if (change)
 			cpumask_set_cpu(cpu, &tick_changes);
 	}
 }
@@ -548,6 +602,10 @@ static int pmi_cpu_online(unsigned int cpu)
 
 static int pmi_cpu_offline(unsigned int cpu)
 {
+	/* No gate opening here from now on starts it again. */
+	local_irq_disable();
+	__this_cpu_write(tick_on, false);
+	local_irq_enable();
 	hrtimer_cancel(this_cpu_ptr(&sample_ticks));
 	return 0;
 }

@@ -97,8 +97,9 @@ void archpmu_ring_uncharge(struct archpmu_ring_charge *ch);
 /* pmi.c */
 /*
  * A sampling session on @cl's CPUs begins (ends): the handler is there, and
- * the sampling tick runs on those CPUs, and on no CPU without a sampling
- * session, which idle stays out of NOHZ for nothing. get() with the CPU
+ * the sampling tick runs on those CPUs (a task session's only while one of
+ * its tasks runs there), and on no CPU without a sampling session, which
+ * idle stays out of NOHZ for nothing. get() with the CPU
  * hotplug lock read-held, put() without it.
  */
 int archpmu_pmi_get(const struct archpmu_claims *cl);
@@ -112,6 +113,14 @@ void archpmu_pmi_exit(void);
 void archpmu_sample_cpu_totals(unsigned int cpu, u64 *throttled, u64 *lost);
 /* PMIs the handler took as its own so far, and the nanoseconds they took. */
 void archpmu_pmi_stats(u64 *handled, u64 *ns);
+/* The sampling ticks that ran on @cpu so far (tests). */
+u64 archpmu_sample_ticks_run(unsigned int cpu);
+/*
+ * A task session's counters joined sampling on this CPU as its gate opened:
+ * the sampling tick, which stops where none of their tasks runs, runs again.
+ * Interrupts off.
+ */
+void archpmu_sample_tick_resume(void);
 /*
  * callchain.c: @regs' call chain in perf's form (context markers, then the
  * frames: at most sample_max_stack; the user's only with @user), in a

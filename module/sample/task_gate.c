@@ -132,6 +132,7 @@ static void gate_open(const struct archpmu_claims *cl, struct archpmu_claim *c,
 		load(cl, c, carry);
 	frequencies_count(cl, c, true, now);
 	WRITE_ONCE(ctx->sampling, ctx->sampling | pmi);
+	archpmu_sample_tick_resume();
 }
 
 const struct archpmu_sampling_hooks archpmu_sample_hooks = {

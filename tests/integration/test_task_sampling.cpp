@@ -339,6 +339,76 @@ TEST_CASE("a task session's counters on a CPU its tasks never ran on are out of 
     CHECK(throttles(task) == 0);
 }
 
+namespace {
+
+// The sampling ticks that ran on `cpu` so far (debugfs, a line per CPU).
+uint64_t sample_ticks(unsigned cpu)
+{
+    std::istringstream in(read_file("/sys/kernel/debug/archpmu/sample_ticks"));
+    unsigned c = 0;
+    uint64_t n = 0;
+    while (in >> c >> n)
+        if (c == cpu)
+            return n;
+    FAIL("no sample_ticks line for CPU " << cpu);
+    return 0;
+}
+
+}  // namespace
+
+TEST_CASE("a task session's sampling tick runs where its tasks run, not on idle CPUs",
+          "[task-sample]")
+{
+    LoadedModule mod(kExact);
+    const auto cpus = online_cpus();
+    REQUIRE(cpus.size() >= 2);
+    const unsigned here = cpus[0];
+    const unsigned there = cpus[1];
+    const auto ticks_over = [](std::initializer_list<unsigned> on, auto&& work) {
+        std::vector<uint64_t> before;
+        for (unsigned cpu : on)
+            before.push_back(sample_ticks(cpu));
+        work();
+        std::vector<uint64_t> ran;
+        std::size_t i = 0;
+        for (unsigned cpu : on)
+            ran.push_back(sample_ticks(cpu) - before[i++]);
+        return ran;
+    };
+    const auto busy = [] { spin_for(std::chrono::milliseconds(200)); };
+    pin_to(here);
+    auto task =
+        sampling_task(archpmu::TaskScope{archpmu::TaskScope::Kind::thread, 0, false}, 1000000000);
+    task.start();
+    // A tick every 4 ms where the task runs (50 in 200 ms); where it does not,
+    // at most the first one, which found nothing to do there and stopped.
+    auto ran = ticks_over({here, there}, busy);
+    INFO("ticks where the task ran " << ran[0] << ", elsewhere " << ran[1]);
+    CHECK(ran[0] >= 10);
+    CHECK(ran[1] <= 1);
+    {
+        // A CPU session sampling there ticks there, the task session's tick stopped or not.
+        auto events = archpmu::parse_event_list("instructions:u");
+        events[0].sample.period = 1000000000;
+        archpmu::SessionOptions o = on_cpus({there});
+        o.sampling = archpmu::SamplingOptions{};
+        archpmu::Session cpu_session(events, o);
+        cpu_session.start();
+        ran = ticks_over({there}, busy);
+        INFO("ticks beside a CPU session " << ran[0]);
+        CHECK(ran[0] >= 10);
+    }
+    // The task moves: its tick goes with it.
+    pin_to(there);
+    spin_for(std::chrono::milliseconds(20));
+    ran = ticks_over({here, there}, busy);
+    INFO("after the move: ticks where the task ran " << ran[1] << ", where it left " << ran[0]);
+    CHECK(ran[1] >= 10);
+    CHECK(ran[0] <= 1);
+    task.stop();
+    unpin();
+}
+
 TEST_CASE("each task of a session keeps its own period; a new child starts a whole one",
           "[task-sample]")
 {
