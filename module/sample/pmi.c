@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The PMI handler and the sampling tick.
+ * The PMI handler, and the sampling tick's pass (the tick itself: tick.c).
  *
  * The handler follows intel_pmu_handle_irq (docs/pmu.md §5): GLOBAL_CTRL
  * = 0, read GLOBAL_STATUS, ack our bits through OVF_CTRL, then for each of
@@ -32,8 +32,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
-#include <linux/cpuhotplug.h>
-#include <linux/hrtimer.h>
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -51,22 +49,9 @@
 /* pmi_lock, with the CPU hotplug lock read-held around it, guards these. */
 static DEFINE_MUTEX(pmi_lock);
 static unsigned int pmi_users;	/* sampling sessions */
-static DEFINE_PER_CPU(unsigned int, tick_users);	/* those on this CPU */
-static DEFINE_PER_CPU(unsigned int, tick_keepers);	/* of them, CPU sessions */
-static struct cpumask tick_changes;	/* CPUs whose tick starts or stops */
-static DEFINE_PER_CPU(struct hrtimer, sample_ticks);
-/* Between tick_start() and tick_stop() on the CPU: it ticks while it samples. */
-static DEFINE_PER_CPU(bool, tick_on);
-/* For tests (dev/debugfs.c): the ticks that ran on each CPU. */
-static DEFINE_PER_CPU(u64, ticks_run);
 /* For the benchmark (dev/debugfs.c): PMIs handled and the time they took. */
 static DEFINE_PER_CPU(u64, pmi_handled);
 static DEFINE_PER_CPU(u64, pmi_ns);
-
-u64 archpmu_sample_ticks_run(unsigned int cpu)
-{
-	return READ_ONCE(per_cpu(ticks_run, cpu));
-}
 
 void archpmu_pmi_stats(u64 *handled, u64 *ns)
 {
@@ -79,8 +64,6 @@ void archpmu_pmi_stats(u64 *handled, u64 *ns)
 		*ns += READ_ONCE(per_cpu(pmi_ns, cpu));
 	}
 }
-
-static enum cpuhp_state pmi_hp_state;
 
 static int ctx_idx(unsigned int bit)
 {
@@ -447,14 +430,7 @@ void archpmu_sample_restart_local(struct archpmu_batch *b)
 			ktime_get_mono_fast_ns());
 }
 
-/*
- * Every ARCHPMU_SAMPLE_TICK_NS while this CPU samples. Where only task
- * sessions sample, it stops while none of their tasks runs here (their
- * counters hidden, it has nothing to do), so that an idle CPU is not woken
- * for them, as perf's task events tick only in their task's context; the
- * gate starts it again (archpmu_sample_tick_resume()).
- */
-static enum hrtimer_restart sample_tick(struct hrtimer *timer)
+bool archpmu_pmi_tick_local(void)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 	u64 sampling = READ_ONCE(ctx->sampling);
@@ -462,34 +438,26 @@ static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 	u64 now = ktime_get_mono_fast_ns();
 	unsigned int bit;
 
-	__this_cpu_inc(ticks_run);
-	if (!sampling && !__this_cpu_read(tick_keepers))
-		return HRTIMER_NORESTART;
-	if (sampling) {
-		for_each_set_bit(bit, &todo, 64) {
-			struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
+	if (!sampling)
+		return false;
+	for_each_set_bit(bit, &todo, 64) {
+		struct archpmu_hw_event *hw = READ_ONCE(ctx->owner[ctx_idx(bit)]);
 
-			if (!hw || !hw->smp)
-				continue;
-			if (hw->freq)
-				estimate(ctx, hw, bit, now);
-			archpmu_record_lost(&hw->smp->ring, now);
-		}
-		if (atomic64_read(&ctx->throttled) & sampling)
-			unthrottle(ctx, atomic64_read(&ctx->throttled) & sampling, now);
-		rescan_lost_pmi(ctx, sampling);
-		/* Should LVTPC have been left masked (by another NMI handler, say). */
-		unmask_lvtpc();
+		if (!hw || !hw->smp)
+			continue;
+		if (hw->freq)
+			estimate(ctx, hw, bit, now);
+		archpmu_record_lost(&hw->smp->ring, now);
 	}
-	hrtimer_forward_now(timer, ns_to_ktime(ARCHPMU_SAMPLE_TICK_NS));
-	return HRTIMER_RESTART;
+	if (atomic64_read(&ctx->throttled) & sampling)
+		unthrottle(ctx, atomic64_read(&ctx->throttled) & sampling, now);
+	rescan_lost_pmi(ctx, sampling);
+	/* Should LVTPC have been left masked (by another NMI handler, say). */
+	unmask_lvtpc();
+	return true;
 }
 
-/*
- * On the CPU, interrupts off: sampling may begin here (a first session, or
- * the first CPU session where a task session's tick may have stopped).
- */
-static void tick_start(void *unused)
+void archpmu_pmi_begin_local(void)
 {
 	struct archpmu_cpu_ctx *ctx = this_cpu_ptr(&archpmu_cpu_ctx);
 
@@ -497,59 +465,6 @@ static void tick_start(void *unused)
 	if (!READ_ONCE(ctx->sampling))
 		archpmu_sample_credit_reset(ctx, ktime_get_mono_fast_ns());
 	unmask_lvtpc();
-	__this_cpu_write(tick_on, true);
-	hrtimer_start(this_cpu_ptr(&sample_ticks), ns_to_ktime(ARCHPMU_SAMPLE_TICK_NS),
-		      HRTIMER_MODE_REL_PINNED_HARD);
-}
-
-/* On the CPU, interrupts off: the tick cannot be running here. */
-static void tick_stop(void *unused)
-{
-	__this_cpu_write(tick_on, false);
-	hrtimer_try_to_cancel(this_cpu_ptr(&sample_ticks));
-}
-
-void archpmu_sample_tick_resume(void)
-{
-	struct hrtimer *tick = this_cpu_ptr(&sample_ticks);
-
-	lockdep_assert_irqs_disabled();
-	/* Not once the CPU's tick has stopped for good (its last session, or offline). */
-	if (!__this_cpu_read(tick_on) || hrtimer_is_queued(tick))
-		return;
-	/*
-	 * On the beat it kept before it stopped: a task that runs less than a
-	 * tick at a time (3 ms on, 3 off) still meets ticks while it runs, as
-	 * it did when the tick never stopped; restarted a whole tick later
-	 * each time, it would meet none, and its frequency events would keep
-	 * their first guess.
-	 */
-	hrtimer_forward_now(tick, ns_to_ktime(ARCHPMU_SAMPLE_TICK_NS));
-	hrtimer_start_expires(tick, HRTIMER_MODE_ABS_PINNED_HARD);
-}
-
-/*
- * Count @cl's CPUs in (@add) or out. Left in tick_changes: on add, the CPUs
- * whose first session came, or whose first CPU session (whose tick does not
- * stop: task sessions' may have); on remove, those whose last session went.
- * Under pmi_lock.
- */
-static void count_tick_users(const struct archpmu_claims *cl, bool add)
-{
-	unsigned int i, cpu;
-	bool change;
-
-	cpumask_clear(&tick_changes);
-	for (i = 0; i < cl->nr_cpus; i++) {
-		cpu = cl->cpus[i].cpu;
-		change = add ? !per_cpu(tick_users, cpu)++ : !--per_cpu(tick_users, cpu);
-		if (!cl->scope && add)
-			change |= !per_cpu(tick_keepers, cpu)++;
-		else if (!cl->scope)
-			per_cpu(tick_keepers, cpu)--;
-		if (change)
-			cpumask_set_cpu(cpu, &tick_changes);
-	}
 }
 
 int archpmu_pmi_get(const struct archpmu_claims *cl)
@@ -567,9 +482,7 @@ int archpmu_pmi_get(const struct archpmu_claims *cl)
 		}
 	}
 	pmi_users++;
-	count_tick_users(cl, true);
-	/* An offline CPU starts its tick when it comes online (pmi_cpu_online). */
-	on_each_cpu_mask(&tick_changes, tick_start, NULL, true);
+	archpmu_tick_get(cl);
 out:
 	mutex_unlock(&pmi_lock);
 	return ret;
@@ -579,8 +492,7 @@ void archpmu_pmi_put(const struct archpmu_claims *cl)
 {
 	cpus_read_lock();
 	mutex_lock(&pmi_lock);
-	count_tick_users(cl, false);
-	on_each_cpu_mask(&tick_changes, tick_stop, NULL, true);
+	archpmu_tick_put(cl);
 	if (!--pmi_users) {
 		/* Waits for handlers still running on any CPU. */
 		unregister_nmi_handler(NMI_LOCAL, "archpmu");
@@ -589,52 +501,21 @@ void archpmu_pmi_put(const struct archpmu_claims *cl)
 	cpus_read_unlock();
 }
 
-/* Under the hotplug lock, so apart from get and put. */
-static int pmi_cpu_online(unsigned int cpu)
-{
-	if (per_cpu(tick_users, cpu)) {
-		local_irq_disable();
-		tick_start(NULL);
-		local_irq_enable();
-	}
-	return 0;
-}
-
-static int pmi_cpu_offline(unsigned int cpu)
-{
-	/* No gate opening here from now on starts it again. */
-	local_irq_disable();
-	__this_cpu_write(tick_on, false);
-	local_irq_enable();
-	hrtimer_cancel(this_cpu_ptr(&sample_ticks));
-	return 0;
-}
-
 int archpmu_pmi_init(void)
 {
-	unsigned int cpu;
 	int ret;
 
-	for_each_possible_cpu(cpu) {
-		struct hrtimer *t = per_cpu_ptr(&sample_ticks, cpu);
-
-		hrtimer_setup(t, sample_tick, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-	}
 	ret = archpmu_callchain_init();
 	if (ret)
 		return ret;
-	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "archpmu/sample:online",
-					pmi_cpu_online, pmi_cpu_offline);
-	if (ret < 0) {
+	ret = archpmu_tick_init();
+	if (ret)
 		archpmu_callchain_exit();
-		return ret;
-	}
-	pmi_hp_state = ret;
-	return 0;
+	return ret;
 }
 
 void archpmu_pmi_exit(void)
 {
-	cpuhp_remove_state_nocalls(pmi_hp_state);
+	archpmu_tick_exit();
 	archpmu_callchain_exit();
 }

@@ -113,6 +113,21 @@ void archpmu_pmi_exit(void);
 void archpmu_sample_cpu_totals(unsigned int cpu, u64 *throttled, u64 *lost);
 /* PMIs the handler took as its own so far, and the nanoseconds they took. */
 void archpmu_pmi_stats(u64 *handled, u64 *ns);
+/*
+ * The sampling tick's pass on this CPU (tick.c), interrupts off: frequency
+ * estimates, throttles ended, pending LOST records, a lost PMI. Whether
+ * anything samples here.
+ */
+bool archpmu_pmi_tick_local(void);
+/* The tick starts on this CPU (tick.c): credit in hand, LVTPC unmasked. */
+void archpmu_pmi_begin_local(void);
+
+/* tick.c */
+/* @cl's CPUs tick (stop ticking); the CPU hotplug lock read-held. */
+void archpmu_tick_get(const struct archpmu_claims *cl);
+void archpmu_tick_put(const struct archpmu_claims *cl);
+int archpmu_tick_init(void);
+void archpmu_tick_exit(void);
 /* The sampling ticks that ran on @cpu so far (tests). */
 u64 archpmu_sample_ticks_run(unsigned int cpu);
 /*
