@@ -238,6 +238,29 @@ TEST_CASE("stat -j prints perf's JSON lines: perf's keys in perf's order, then t
     }
 }
 
+TEST_CASE("a command counted alone, once, ends with perf's user and sys lines",
+          "[stat-tool][userspace]")
+{
+    LoadedModule module("backend=model");
+    const std::regex user(R"(\n +(\d+\.\d{9}) seconds user\n +\d+\.\d{9} seconds sys\n)");
+    const std::string spin = std::string(ARCHPMU_SPIN) + " user 0.3";
+    // Only a command alone, once, as perf's ru_display: not with -a, -p or -r.
+    for (const char* options : {"", "-a", "-r 2"}) {
+        INFO("options '" << options << "'");
+        const std::string theirs =
+            stderr_of(std::string("perf stat ") + options + " -e task-clock -- " + spin);
+        const std::string ours =
+            stderr_of(tool() + " stat " + options + " -e instructions -- " + spin);
+        INFO("perf:\n" << theirs << "archpmu:\n" << ours);
+        std::smatch m;
+        const bool perf_has = std::regex_search(theirs, m, user);
+        CHECK(perf_has == (*options == '\0'));
+        CHECK(std::regex_search(ours, m, user) == perf_has);
+        if (perf_has)
+            CHECK(std::stod(m[1]) >= 0.1);  // 0.3 s spun in user mode
+    }
+}
+
 TEST_CASE("the counts go to stderr or -o FILE; stdout is the command's alone",
           "[stat-tool][userspace]")
 {

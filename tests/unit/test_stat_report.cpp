@@ -135,6 +135,22 @@ TEST_CASE("stat's human output is perf-like", "[stat]")
     CHECK_THAT(archpmu::stat_human(sample(), f), Catch::Contains("CPU2(offline)"));
 }
 
+TEST_CASE("a command counted alone has perf's user and sys lines under the elapsed time", "[stat]")
+{
+    archpmu::StatFormat f;
+    archpmu::StatTotals t = sample();
+    CHECK_THAT(archpmu::stat_human(t, f), !Catch::Contains("seconds user"));
+    t.command_times = archpmu::StatTotals::CpuTimes{250000000, 1000};
+    const auto out = archpmu::stat_human(t, f);
+    CHECK_THAT(out, Catch::EndsWith("         1.500000000 seconds time elapsed\n\n"
+                                    "         0.250000000 seconds user\n"
+                                    "         0.000001000 seconds sys\n\n\n"));
+    // Only the human table has them, as perf's footer.
+    f.style = archpmu::StatFormat::Style::csv;
+    f.separator = ",";
+    CHECK_THAT(archpmu::stat_report(t, f), !Catch::Contains("user"));
+}
+
 TEST_CASE("stat -r prints each count's mean and perf's spread of it", "[stat]")
 {
     // Totals 4000, 4400, 3600 cycles: mean 4000, standard deviation 400, of

@@ -56,7 +56,7 @@ archpmu::CpuInfo cpu(std::uint32_t n, std::uint64_t events_mask,
 TEST_CASE("top-down level 1: the categories over their sum, as perf", "[stat][topdown]")
 {
     // retiring 40, bad speculation 10, frontend 30, backend 20 (of 100), over two CPUs.
-    const auto t = totals({{0, 0}, {30, 10}, {5, 5}, {10, 20}, {15, 5}}, kNoneLacking);
+    auto t = totals({{0, 0}, {30, 10}, {5, 5}, {10, 20}, {15, 5}}, kNoneLacking);
     const auto l1 = archpmu::topdown_level1(t, {0, 1});
     REQUIRE(l1);
     CHECK(l1->retiring == Approx(0.4));
@@ -74,6 +74,12 @@ TEST_CASE("top-down level 1: the categories over their sum, as perf", "[stat][to
           "            Retiring      Bad Speculation       Frontend Bound        Backend Bound \n"
           "               40.0%                10.0%                30.0%                20.0% \n"
           "\n         1.000000000 seconds time elapsed\n\n");
+    // The footer is stat's: a command's user and sys time, or -r's spread.
+    t.command_times = archpmu::StatTotals::CpuTimes{500000000, 0};
+    CHECK_THAT(archpmu::stat_report(t, f),
+               Catch::EndsWith("seconds time elapsed\n\n         0.500000000 seconds user\n"
+                               "         0.000000000 seconds sys\n\n\n"));
+    t.command_times.reset();
     f.style = archpmu::StatFormat::Style::csv;
     f.separator = ",";
     CHECK(archpmu::stat_report(t, f) ==

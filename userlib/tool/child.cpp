@@ -143,12 +143,12 @@ int ChildGuard::end() noexcept
     return reap();
 }
 
-int ChildGuard::reap() noexcept
+int ChildGuard::reap(struct rusage* usage) noexcept
 {
     int status = 0;
     if (pid_ <= 0)
         return 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    while (::wait4(pid_, &status, 0, usage) < 0 && errno == EINTR) {
     }
     pid_ = -1;
     return status;

@@ -3,6 +3,7 @@
 // the events' names without privilege.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -60,8 +61,9 @@ public:
     void watch(pid_t pid) noexcept { pid_ = pid; }
     // It runs, or exited and is not reaped yet.
     [[nodiscard]] bool watching() const noexcept { return pid_ > 0; }
-    // Reaps it (waitpid) and hands back its status; the guard is done.
-    int reap() noexcept;
+    // Reaps it (wait4) and hands back its status, and its rusage in `usage`
+    // if given (left as it was if there was nothing to reap); the guard is done.
+    int reap(struct rusage* usage = nullptr) noexcept;
     // Ends it first (SIGTERM), then reaps it.
     int end() noexcept;
 

@@ -2,6 +2,7 @@
 #include "stat.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,6 +78,12 @@ std::uint64_t ns_since(Clock::time_point t)
 {
     return static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count());
+}
+
+std::uint64_t ns_of(const struct timeval& t)
+{
+    return static_cast<std::uint64_t>(t.tv_sec) * 1000000000ULL +
+           static_cast<std::uint64_t>(t.tv_usec) * 1000ULL;
 }
 
 // The sessions' snapshots as one: the counts of the same event on the same CPU
@@ -344,7 +351,9 @@ RunOutcome run_once(const StatOptions& opts, const StatPlan& plan, ReportSink& s
                 next_interval += interval;
         }
     }
-    const int status = guard.reap();
+    struct rusage usage {};
+    const bool reaped = guard.watching();
+    const int status = guard.reap(&usage);
     for (auto& session : sessions)
         session.stop();
     const std::uint64_t elapsed = ns_since(start);
@@ -362,6 +371,9 @@ RunOutcome run_once(const StatOptions& opts, const StatPlan& plan, ReportSink& s
         print_interval(final_counts);
     outcome.totals = with_unopened_rows(
         stat_totals(sessions.front(), nullptr, final_counts, elapsed), plan.rows, plan.opened);
+    if (reaped && !opts.system_wide && opts.pids.empty() && opts.tids.empty())
+        outcome.totals.command_times =
+            StatTotals::CpuTimes{ns_of(usage.ru_utime), ns_of(usage.ru_stime)};
     if (!opts.interval_ms && opts.repeat <= 1)
         sink.write(stat_report(outcome.totals, fmt));
     warn_not_counted(outcome.totals);

@@ -327,6 +327,26 @@ std::string stat_human_header(const StatTotals& t, const StatFormat& f)
     return head + ":\n\n";
 }
 
+std::string stat_footer(const StatTotals& t)
+{
+    std::string out = fmt::format("\n{:>20.9f}", static_cast<double>(t.elapsed_ns) / 1e9);
+    if (t.runs > 1) {
+        const double pct =
+            t.elapsed_ns ? 100.0 * t.elapsed_noise_ns / static_cast<double>(t.elapsed_ns) : 0;
+        out += fmt::format(" +- {:.9f} seconds time elapsed{}\n\n", t.elapsed_noise_ns / 1e9,
+                           noise_text(pct));
+    } else if (t.command_times) {
+        out += fmt::format(
+            " seconds time elapsed\n\n{:>20.9f} seconds user\n"
+            "{:>20.9f} seconds sys\n\n\n",
+            static_cast<double>(t.command_times->user_ns) / 1e9,
+            static_cast<double>(t.command_times->sys_ns) / 1e9);
+    } else {
+        out += " seconds time elapsed\n\n";
+    }
+    return out;
+}
+
 std::string stat_human(const StatTotals& t, const StatFormat& f)
 {
     fmt::memory_buffer out;
@@ -374,17 +394,8 @@ std::string stat_human(const StatTotals& t, const StatFormat& f)
                                running(e, c));
         }
     }
-    if (!interval) {
-        fmt::format_to(it, "\n{:>20.9f}", static_cast<double>(t.elapsed_ns) / 1e9);
-        if (t.runs > 1) {
-            const double pct =
-                t.elapsed_ns ? 100.0 * t.elapsed_noise_ns / static_cast<double>(t.elapsed_ns) : 0;
-            fmt::format_to(it, " +- {:.9f} seconds time elapsed{}\n\n", t.elapsed_noise_ns / 1e9,
-                           noise_text(pct));
-        } else {
-            fmt::format_to(it, " seconds time elapsed\n\n");
-        }
-    }
+    if (!interval)
+        fmt::format_to(it, "{}", stat_footer(t));
     return fmt::to_string(out);
 }
 

@@ -53,6 +53,9 @@ std::vector<StatScope> stat_scopes(const StatTotals& t, const StatFormat& f);
 
 // perf's block that opens the human table: " Performance counter stats for TARGET:".
 std::string stat_human_header(const StatTotals& t, const StatFormat& f);
+// perf's footer: the elapsed time (with its spread under -r), and a command's user
+// and sys time when it was counted alone, once.
+std::string stat_footer(const StatTotals& t);
 // perf's interval stamp, "%6lu.%09lu" of seconds.
 std::string stat_interval_stamp(std::int64_t ns);
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,14 @@ struct StatTotals {
     // -r: each run's count, [e][c][run] (c as in cpus), for the spread of a line
     // that shows some of the CPUs (a core type's).
     std::vector<std::vector<std::vector<double>>> run_counts;
+    // The command's own CPU time (its rusage, children included), which perf
+    // prints under the elapsed time when it counted the command alone, once
+    // (no -a, -C, -p, -t or -r).
+    struct CpuTimes {
+        std::uint64_t user_ns = 0;
+        std::uint64_t sys_ns = 0;
+    };
+    std::optional<CpuTimes> command_times;
 
     [[nodiscard]] std::uint64_t total(std::size_t event) const;
     // perf's "(NN.NN%)": the time on the PMU in percent of the time enabled, over

@@ -141,8 +141,7 @@ std::string human(const StatTotals& t, const StatFormat& f)
         fmt::format_to(it, "\n");
     }
     if (!interval)
-        fmt::format_to(it, "\n{:>20.9f} seconds time elapsed\n\n",
-                       static_cast<double>(t.elapsed_ns) / 1e9);
+        fmt::format_to(it, "{}", stat_footer(t));
     return fmt::to_string(out);
 }
 
