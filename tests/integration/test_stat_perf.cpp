@@ -261,6 +261,27 @@ TEST_CASE("a command counted alone, once, ends with perf's user and sys lines",
     }
 }
 
+TEST_CASE("stat -r's elapsed line has perf's digits: two past the spread's first",
+          "[stat-tool][userspace]")
+{
+    LoadedModule module("backend=model");
+    const std::regex elapsed(
+        R"(\n +(\d+)\.(\d+) \+- \d+\.(\d+) seconds time elapsed  \( \+- +[0-9.]+% \)\n)");
+    // The digits perf's rule gives for the spread, read in the line itself.
+    const auto check = [&](const std::string& out) {
+        INFO(out);
+        std::smatch m;
+        REQUIRE(std::regex_search(out, m, elapsed));
+        const std::string sd = m[3];
+        const auto first = sd.find_first_not_of('0');
+        REQUIRE(first != std::string::npos);
+        CHECK(m.str(2).size() == sd.size());
+        CHECK(sd.size() == first + 3);  // the first significant digit, then two
+    };
+    check(stderr_of("perf stat -r 3 -e task-clock -- sleep 0.05"));
+    check(stderr_of(tool() + " stat -r 3 -e instructions -- sleep 0.05"));
+}
+
 TEST_CASE("the counts go to stderr or -o FILE; stdout is the command's alone",
           "[stat-tool][userspace]")
 {

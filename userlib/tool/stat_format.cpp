@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -329,13 +330,19 @@ std::string stat_human_header(const StatTotals& t, const StatFormat& f)
 
 std::string stat_footer(const StatTotals& t)
 {
-    std::string out = fmt::format("\n{:>20.9f}", static_cast<double>(t.elapsed_ns) / 1e9);
+    const double elapsed = static_cast<double>(t.elapsed_ns) / 1e9;
     if (t.runs > 1) {
-        const double pct =
-            t.elapsed_ns ? 100.0 * t.elapsed_noise_ns / static_cast<double>(t.elapsed_ns) : 0;
-        out += fmt::format(" +- {:.9f} seconds time elapsed{}\n\n", t.elapsed_noise_ns / 1e9,
-                           noise_text(pct));
-    } else if (t.command_times) {
+        const double sd = t.elapsed_noise_ns / 1e9;
+        const double pct = t.elapsed_ns ? 100.0 * sd / elapsed : 0;
+        // perf's: two digits past the spread's first significant one (get_precision
+        // + 2); perf's get_precision(0) comes out 0 on x86-64, so two digits then.
+        const int digits =
+            2 + (sd > 1 || sd <= 0 ? 0 : static_cast<int>(std::ceil(-std::log10(sd))));
+        return fmt::format("\n{:>20.{}f} +- {:.{}f} seconds time elapsed{}\n\n", elapsed, digits,
+                           sd, digits, noise_text(pct));
+    }
+    std::string out = fmt::format("\n{:>20.9f}", elapsed);
+    if (t.command_times) {
         out += fmt::format(
             " seconds time elapsed\n\n{:>20.9f} seconds user\n"
             "{:>20.9f} seconds sys\n\n\n",
