@@ -46,6 +46,13 @@ TEST_CASE("record: perf report names the function the command spun in", "[record
     INFO(report.out);
     REQUIRE(report.status == 0);
     CHECK(perf_report_share(report.out, "archpmu_spin_user") >= 90.0);
+    // The command's build id, as perf record writes it and perf reads it from the binary.
+    const auto ids = run_command("perf buildid-list -i " + file);
+    const auto own = run_command("perf --no-pager buildid-list -i " + std::string(ARCHPMU_SPIN));
+    INFO(ids.out);
+    REQUIRE(own.out.size() > 20);
+    CHECK_THAT(ids.out, Catch::Contains(own.out.substr(0, own.out.find('\n')) + " " +
+                                        std::string(ARCHPMU_SPIN)));
 
     // Every sample in that function is the workload's, with its own pid and tid.
     const auto script = run_command("perf script -i " + file + " -F comm,pid,tid,ip,sym");

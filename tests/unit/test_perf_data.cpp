@@ -3,6 +3,8 @@
 // installed) perf report and perf script accept it.
 #include <catch2/catch.hpp>
 
+#include <elf.h>
+#include <link.h>
 #include <linux/perf_event.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -62,6 +64,53 @@ std::string temp_path(const char* name)
            name;
 }
 
+std::string own_path()
+{
+    char buf[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf));
+    REQUIRE(n > 0);
+    return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::string hex_of(const std::uint8_t* bytes, std::size_t size)
+{
+    std::string out;
+    for (std::size_t i = 0; i < size; ++i) {
+        out += "0123456789abcdef"[bytes[i] >> 4];
+        out += "0123456789abcdef"[bytes[i] & 15];
+    }
+    return out;
+}
+
+// This program's build id as the loader mapped it (its PT_NOTE in memory), in hex.
+std::string own_build_id()
+{
+    std::string hex;
+    ::dl_iterate_phdr(
+        [](dl_phdr_info* info, std::size_t, void* out) {
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+                if (ph.p_type != PT_NOTE)
+                    continue;
+                const auto* p = reinterpret_cast<const std::uint8_t*>(info->dlpi_addr + ph.p_vaddr);
+                std::size_t at = 0;
+                while (at + sizeof(ElfW(Nhdr)) <= ph.p_memsz) {
+                    ElfW(Nhdr) n;
+                    std::memcpy(&n, p + at, sizeof(n));
+                    const std::size_t desc = at + sizeof(n) + ((n.n_namesz + 3) & ~3U);
+                    if (n.n_type == NT_GNU_BUILD_ID) {
+                        *static_cast<std::string*>(out) = hex_of(p + desc, n.n_descsz);
+                        return 1;
+                    }
+                    at = desc + ((n.n_descsz + 3) & ~3U);
+                }
+            }
+            return 1;  // the first object is the program itself
+        },
+        &hex);
+    return hex;
+}
+
 // A writer of 2 events (cycles:u and the side-band dummy) that has written the
 // side-band records of one process; their bytes in *bytes.
 archpmu::PerfDataWriter start_file(const std::string& path, std::uint64_t* bytes)
@@ -84,10 +133,15 @@ archpmu::PerfDataWriter start_file(const std::string& path, std::uint64_t* bytes
     m.prot = 5;
     m.flags = 2;
     m.path = "/nonexistent/synthbin";
+    archpmu::MapEntry self = m;  // a file with a build id: this test's own
+    self.start = 0x600000;
+    self.end = 0x700000;
+    self.path = own_path();
     *bytes = 0;
     for (const auto& r : {archpmu::make_kernel_mmap_record(0xffffffff81000000ULL, 0, kDummyId),
                           archpmu::make_comm_record(kPid, kPid, "synthproc", 0, kDummyId),
-                          archpmu::make_mmap2_record(kPid, kPid, m, 0, kDummyId)}) {
+                          archpmu::make_mmap2_record(kPid, kPid, m, 0, kDummyId),
+                          archpmu::make_mmap2_record(kPid, kPid, self, 0, kDummyId)}) {
         w.write(r);
         *bytes += r.size();
     }
@@ -256,6 +310,33 @@ TEST_CASE("a perf.data file reads back: header, attributes, ids, data, features"
     REQUIRE(sample_time);
     CHECK(at<std::uint64_t>(f, sample_time) == 1000);
     CHECK(at<std::uint64_t>(f, sample_time + 8) == 3000);
+
+    // HEADER_BUILD_ID: perf's build_id_event for the kernel and each mapped file
+    // that has an id (this program; not the missing synthbin).
+    REQUIRE(set[0] == 2);
+    const auto build_ids = at<std::uint64_t>(f, data_off + data_size);
+    const auto build_ids_end = build_ids + at<std::uint64_t>(f, data_off + data_size + 8);
+    std::vector<std::string> names;
+    std::string own_id;
+    for (auto e = build_ids; e < build_ids_end;) {
+        const auto misc = at<std::uint16_t>(f, e + 4);
+        const auto size = at<std::uint16_t>(f, e + 6);
+        REQUIRE(size > 36);
+        CHECK(at<std::int32_t>(f, e + 8) == -1);
+        CHECK((misc & (1U << 15)) != 0);  // the size byte is set
+        const auto id_size = at<std::uint8_t>(f, e + 12 + 20);
+        CHECK((id_size > 0 && id_size <= 20));
+        names.emplace_back(reinterpret_cast<const char*>(f.data() + e + 36));
+        CHECK((misc & PERF_RECORD_MISC_CPUMODE_MASK) == (names.back() == "[kernel.kallsyms]"
+                                                             ? PERF_RECORD_MISC_KERNEL
+                                                             : PERF_RECORD_MISC_USER));
+        if (names.back() == own_path())
+            own_id = hex_of(f.data() + e + 12, id_size);
+        e += size;
+    }
+    CHECK(std::find(names.begin(), names.end(), "/nonexistent/synthbin") == names.end());
+    REQUIRE(!own_build_id().empty());
+    CHECK(own_id == own_build_id());
 }
 
 TEST_CASE("a ring span larger than the writer's buffer goes to the file whole", "[perf_data]")
@@ -312,6 +393,13 @@ TEST_CASE("perf report and perf script accept a written file", "[perf_data]")
     INFO(header);
     CHECK(WEXITSTATUS(status) == 0);
     CHECK_THAT(header, Catch::Contains("clockid"));
+    // The build ids of the mapped files, as perf reads them from the files themselves.
+    const auto ids = run("perf buildid-list -f -i " + path + " 2>&1", &status);
+    INFO(ids);
+    CHECK(WEXITSTATUS(status) == 0);
+    const auto own = run("perf buildid-list -i " + own_path() + " 2>&1", &status);
+    REQUIRE(own.size() > 20);
+    CHECK_THAT(ids, Catch::Contains(own.substr(0, own.find('\n')) + " " + own_path()));
     std::remove(path.c_str());
 }
 

@@ -14,12 +14,20 @@
 
 #include "archpmu.h"
 #include "archpmu/error.hpp"
+#include "build_id.hpp"
 
 namespace archpmu {
 namespace {
 
 constexpr std::size_t kBufferSize = 1 << 16;
 constexpr std::size_t kNameAlign = 64;  // perf pads header strings to this
+// Where an MMAP and an MMAP2 record have the file's name.
+constexpr std::size_t kMmapName = 40;
+constexpr std::size_t kMmap2Name = 72;
+// perf's struct perf_record_header_build_id, before the name.
+constexpr std::uint16_t kBuildIdEventSize = 36;
+// perf_record_header_build_id's header.misc: its size byte is set (perf 5.12 on).
+constexpr std::uint16_t kMiscBuildIdSize = 1U << 15;
 constexpr std::uint32_t kRecordSample = PERF_RECORD_SAMPLE;
 
 struct FileSection {
@@ -300,6 +308,23 @@ void PerfDataWriter::pwrite_all(const void* data, std::size_t size, std::uint64_
     }
 }
 
+void PerfDataWriter::note_mapping(std::uint32_t type, std::uint16_t misc, const std::uint8_t* bytes,
+                                  std::size_t size)
+{
+    if ((misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
+        kernel_mapped_ = true;
+        return;
+    }
+    const std::size_t name = type == PERF_RECORD_MMAP2 ? kMmap2Name : kMmapName;
+    if (size <= name)
+        return;
+    const auto* text = reinterpret_cast<const char*>(bytes + name);
+    const std::string file(text, ::strnlen(text, size - name));
+    // Files only: not [vdso], [stack], //anon or a memfd.
+    if (file.size() > 1 && file[0] == '/' && file[1] != '/')
+        mapped_files_.insert(file);
+}
+
 void PerfDataWriter::write(const Record& record)
 {
     if (finished_)
@@ -311,6 +336,8 @@ void PerfDataWriter::write(const Record& record)
     data_size_ += record.bytes.size();
     if (record.type == kRecordSample)
         count_sample(record_time(record));
+    else if (record.type == PERF_RECORD_MMAP || record.type == PERF_RECORD_MMAP2)
+        note_mapping(record.type, record.misc, record.bytes.data(), record.bytes.size());
 }
 
 void PerfDataWriter::count_sample(std::uint64_t time) noexcept
@@ -325,8 +352,12 @@ void PerfDataWriter::write(const RingSpan& span)
     if (finished_)
         throw Error(EINVAL, path_ + ": the perf.data writer is finished");
     span.for_each([&](const RecordRef& r) {
-        if (r.type() == kRecordSample)
+        if (r.type() == kRecordSample) {
             count_sample(record_time(r));
+        } else if (r.type() == PERF_RECORD_MMAP || r.type() == PERF_RECORD_MMAP2) {
+            const Record copy = r.record();
+            note_mapping(copy.type, copy.misc, copy.bytes.data(), copy.bytes.size());
+        }
     });
     const RingSpan::Piece first = span.first();
     const RingSpan::Piece second = span.second();
@@ -372,7 +403,33 @@ void PerfDataWriter::finish()
         features.emplace_back(bit, Blob{});
         return features.back().second;
     };
-    add(kFeatBuildId);  // no build ids: perf report looks the files up by name
+    {
+        // perf's build_id_event: header, pid, the id in 20 bytes and its size, the name.
+        Blob& b = add(kFeatBuildId);
+        const auto put_build_id = [&b](const std::string& id, std::uint16_t misc,
+                                       const std::string& name) {
+            const std::size_t len = (name.size() + 1 + kNameAlign - 1) / kNameAlign * kNameAlign;
+            b.put(std::uint32_t{0});
+            b.put(static_cast<std::uint16_t>(misc | kMiscBuildIdSize));
+            b.put(static_cast<std::uint16_t>(kBuildIdEventSize + len));
+            b.put(std::int32_t{-1});  // perf's HOST_KERNEL_ID: this machine's
+            std::uint8_t data[24] = {};
+            std::memcpy(data, id.data(), id.size());
+            data[20] = static_cast<std::uint8_t>(id.size());
+            b.put(data);
+            b.bytes.insert(b.bytes.end(), name.begin(), name.end());
+            b.bytes.resize(b.bytes.size() + len - name.size(), 0);
+        };
+        const std::string kernel = kernel_mapped_ ? detail::kernel_build_id() : std::string();
+        if (!kernel.empty())
+            put_build_id(kernel, PERF_RECORD_MISC_KERNEL, "[kernel.kallsyms]");
+        for (const auto& file : mapped_files_) {
+            const std::string id = detail::elf_build_id(file);
+            // A name perf's u16 record size cannot hold is left out.
+            if (!id.empty() && file.size() < 60000)
+                put_build_id(id, PERF_RECORD_MISC_USER, file);
+        }
+    }
     add(kFeatHostname).put_string(info_.hostname);
     add(kFeatOsRelease).put_string(info_.os_release);
     add(kFeatVersion).put_string(info_.version);

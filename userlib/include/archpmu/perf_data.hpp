@@ -6,6 +6,7 @@
 #include <linux/perf_event.h>
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,7 +73,10 @@ perf_event_attr perf_attr_for(const EventSpec& event, bool read_group, bool call
 perf_event_attr perf_attr_for(const EventSpec& event, const SamplingOptions& sampling);
 
 // Writes a perf.data file: the header and attributes first, the records as
-// they come, and at finish() the feature sections and the final header. A
+// they come, and at finish() the feature sections and the final header, with
+// the build ids of the kernel and of every file its MMAP and MMAP2 records
+// map (perf record --buildid-all's HEADER_BUILD_ID: perf report and perf
+// archive match the files by them), read from the files then. A
 // writer that never finishes (its process killed) leaves a file perf reads up
 // to its last checkpoint(), without features; before any, perf refuses it.
 // Move-only; every method throws archpmu::Error.
@@ -108,6 +112,8 @@ private:
     void count_sample(std::uint64_t time) noexcept;
     void pwrite_all(const void* data, std::size_t size, std::uint64_t offset);
     void write_header(const std::uint64_t (&features)[4]);
+    void note_mapping(std::uint32_t type, std::uint16_t misc, const std::uint8_t* bytes,
+                      std::size_t size);
 
     std::string path_;
     std::vector<PerfEventDesc> events_;
@@ -122,6 +128,8 @@ private:
     std::uint64_t first_time_ = ~0ULL;
     std::uint64_t last_time_ = 0;
     bool finished_ = false;
+    std::set<std::string> mapped_files_;  // by the MMAP and MMAP2 records, for their build ids
+    bool kernel_mapped_ = false;
 };
 
 }  // namespace archpmu
