@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Sampling: the PMI handler and the sampling tick (pmi.c), the rings
+ * Sampling: the PMI handler (pmi.c) and the sampling tick (tick.c), the rings
  * (ring.c) and a session's samplers, one per CPU (sample.c).
  *
  * Lifetime: a session's samplers and rings are allocated before its
@@ -97,8 +97,9 @@ void archpmu_ring_uncharge(struct archpmu_ring_charge *ch);
 /* pmi.c */
 /*
  * A sampling session on @cl's CPUs begins (ends): the handler is there, and
- * the sampling tick runs on those CPUs (a task session's only while one of
- * its tasks runs there), and on no CPU without a sampling session, which
+ * the sampling tick runs on those CPUs (a task session's until the first
+ * tick that finds none of its tasks there, tick.c), and on no CPU without a
+ * sampling session, which
  * idle stays out of NOHZ for nothing. get() with the CPU
  * hotplug lock read-held, put() without it.
  */
@@ -152,7 +153,7 @@ int archpmu_callchain_init(void);
 void archpmu_callchain_exit(void);
 /* The module parameter sample_max_rate: samples per second per CPU. */
 u32 archpmu_sample_max_rate(void);
-/* The sampling tick's period (pmi.c). */
+/* The sampling tick's period (tick.c). */
 #define ARCHPMU_SAMPLE_TICK_NS	(4 * NSEC_PER_MSEC)
 /*
  * One sampling event's state in one task, as it goes from CPU to CPU

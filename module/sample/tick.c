@@ -20,13 +20,20 @@
 #include "../compat.h"
 #include "sample.h"
 
-/* tick_lock, with the CPU hotplug lock read-held around it, guards these. */
+/*
+ * tick_lock, with the CPU hotplug lock read-held around it, guards these
+ * (the tick reads tick_keepers without it: a stale value costs a tick, or
+ * is followed by tick_start()).
+ */
 static DEFINE_MUTEX(tick_lock);
 static DEFINE_PER_CPU(unsigned int, tick_users);	/* sampling sessions on this CPU */
 static DEFINE_PER_CPU(unsigned int, tick_keepers);	/* of them, CPU sessions */
 static struct cpumask tick_changes;	/* CPUs whose tick starts or stops */
 static DEFINE_PER_CPU(struct hrtimer, sample_ticks);
-/* Between tick_start() and tick_stop() on the CPU: it ticks while it samples. */
+/*
+ * From tick_start() to tick_stop() or the CPU's going offline: it ticks while
+ * it samples, and a gate may start it again.
+ */
 static DEFINE_PER_CPU(bool, tick_on);
 /* For tests (dev/debugfs.c): the ticks that ran on each CPU. */
 static DEFINE_PER_CPU(u64, ticks_run);
@@ -40,7 +47,7 @@ u64 archpmu_sample_ticks_run(unsigned int cpu)
 static enum hrtimer_restart sample_tick(struct hrtimer *timer)
 {
 	__this_cpu_inc(ticks_run);
-	if (!archpmu_pmi_tick_local() && !__this_cpu_read(tick_keepers))
+	if (!archpmu_pmi_tick_local() && !READ_ONCE(*this_cpu_ptr(&tick_keepers)))
 		return HRTIMER_NORESTART;
 	hrtimer_forward_now(timer, ns_to_ktime(ARCHPMU_SAMPLE_TICK_NS));
 	return HRTIMER_RESTART;
@@ -91,7 +98,7 @@ void archpmu_sample_tick_resume(void)
  */
 static void count_tick_users(const struct archpmu_claims *cl, bool add)
 {
-	unsigned int i, cpu;
+	unsigned int i, cpu, keepers;
 	bool change;
 
 	lockdep_assert_held(&tick_lock);
@@ -99,10 +106,11 @@ static void count_tick_users(const struct archpmu_claims *cl, bool add)
 	for (i = 0; i < cl->nr_cpus; i++) {
 		cpu = cl->cpus[i].cpu;
 		change = add ? !per_cpu(tick_users, cpu)++ : !--per_cpu(tick_users, cpu);
-		if (!cl->scope && add)
-			change |= !per_cpu(tick_keepers, cpu)++;
-		else if (!cl->scope)
-			per_cpu(tick_keepers, cpu)--;
+		if (!cl->scope) {
+			keepers = per_cpu(tick_keepers, cpu);
+			change |= add && !keepers;
+			WRITE_ONCE(per_cpu(tick_keepers, cpu), add ? keepers + 1 : keepers - 1);
+		}
 		if (change)
 			cpumask_set_cpu(cpu, &tick_changes);
 	}
