@@ -41,8 +41,8 @@ std::string build_id_in_notes(const std::vector<std::uint8_t>& notes)
         if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 &&
             std::memcmp(notes.data() + name, "GNU", 4) == 0 && n.n_descsz > 0 &&
             n.n_descsz <= kMaxBuildId)
-            return std::string(notes.begin() + static_cast<std::ptrdiff_t>(desc),
-                               notes.begin() + static_cast<std::ptrdiff_t>(desc + n.n_descsz));
+            return {notes.begin() + static_cast<std::ptrdiff_t>(desc),
+                    notes.begin() + static_cast<std::ptrdiff_t>(desc + n.n_descsz)};
         at = next;
     }
     return {};

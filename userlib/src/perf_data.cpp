@@ -414,7 +414,7 @@ void PerfDataWriter::finish()
             b.put(static_cast<std::uint16_t>(kBuildIdEventSize + len));
             b.put(std::int32_t{-1});  // perf's HOST_KERNEL_ID: this machine's
             std::uint8_t data[24] = {};
-            std::memcpy(data, id.data(), id.size());
+            std::copy(id.begin(), id.end(), data);
             data[20] = static_cast<std::uint8_t>(id.size());
             b.put(data);
             b.bytes.insert(b.bytes.end(), name.begin(), name.end());
