@@ -99,9 +99,8 @@ void archpmu_ring_uncharge(struct archpmu_ring_charge *ch);
  * A sampling session on @cl's CPUs begins (ends): the handler is there, and
  * the sampling tick runs on those CPUs (a task session's until the first
  * tick that finds none of its tasks there, tick.c), and on no CPU without a
- * sampling session, which
- * idle stays out of NOHZ for nothing. get() with the CPU
- * hotplug lock read-held, put() without it.
+ * sampling session, which idle stays out of NOHZ for nothing. get() with
+ * the CPU hotplug lock read-held, put() without it.
  */
 int archpmu_pmi_get(const struct archpmu_claims *cl);
 void archpmu_pmi_put(const struct archpmu_claims *cl);

@@ -55,13 +55,22 @@ public:
         const auto* p = reinterpret_cast<const std::uint8_t*>(&v);
         bytes.insert(bytes.end(), p, p + sizeof(v));
     }
+    // What a name takes in perf's header: its NUL, padded to kNameAlign.
+    static std::size_t padded_size(const std::string& s)
+    {
+        return (s.size() + 1 + kNameAlign - 1) / kNameAlign * kNameAlign;
+    }
+    // The name NUL-padded to padded_size().
+    void put_padded(const std::string& s)
+    {
+        bytes.insert(bytes.end(), s.begin(), s.end());
+        bytes.resize(bytes.size() + padded_size(s) - s.size(), 0);
+    }
     // struct perf_header_string: u32 len, then the string NUL-padded to len.
     void put_string(const std::string& s)
     {
-        const std::size_t len = (s.size() + 1 + kNameAlign - 1) / kNameAlign * kNameAlign;
-        put(static_cast<std::uint32_t>(len));
-        bytes.insert(bytes.end(), s.begin(), s.end());
-        bytes.resize(bytes.size() + len - s.size(), 0);
+        put(static_cast<std::uint32_t>(padded_size(s)));
+        put_padded(s);
     }
     std::vector<std::uint8_t> bytes;
 };
@@ -408,17 +417,15 @@ void PerfDataWriter::finish()
         Blob& b = add(kFeatBuildId);
         const auto put_build_id = [&b](const std::string& id, std::uint16_t misc,
                                        const std::string& name) {
-            const std::size_t len = (name.size() + 1 + kNameAlign - 1) / kNameAlign * kNameAlign;
             b.put(std::uint32_t{0});
             b.put(static_cast<std::uint16_t>(misc | kMiscBuildIdSize));
-            b.put(static_cast<std::uint16_t>(kBuildIdEventSize + len));
+            b.put(static_cast<std::uint16_t>(kBuildIdEventSize + Blob::padded_size(name)));
             b.put(std::int32_t{-1});  // perf's HOST_KERNEL_ID: this machine's
             std::uint8_t data[24] = {};
             std::copy(id.begin(), id.end(), data);
             data[20] = static_cast<std::uint8_t>(id.size());
             b.put(data);
-            b.bytes.insert(b.bytes.end(), name.begin(), name.end());
-            b.bytes.resize(b.bytes.size() + len - name.size(), 0);
+            b.put_padded(name);
         };
         const std::string kernel = kernel_mapped_ ? detail::kernel_build_id() : std::string();
         if (!kernel.empty())

@@ -75,8 +75,8 @@ perf_event_attr perf_attr_for(const EventSpec& event, const SamplingOptions& sam
 // Writes a perf.data file: the header and attributes first, the records as
 // they come, and at finish() the feature sections and the final header, with
 // the build ids of the kernel and of every file its MMAP and MMAP2 records
-// map (perf record --buildid-all's HEADER_BUILD_ID: perf report and perf
-// archive match the files by them), read from the files then. A
+// map (perf record --buildid-all's HEADER_BUILD_ID: perf report matches the
+// files by them), read from the files then. A
 // writer that never finishes (its process killed) leaves a file perf reads up
 // to its last checkpoint(), without features; before any, perf refuses it.
 // Move-only; every method throws archpmu::Error.
