@@ -24,6 +24,15 @@ class KernelLogListener : public Catch::TestEventListenerBase {
 public:
     using TestEventListenerBase::TestEventListenerBase;
 
+    // A random order is only reproducible with its seed.
+    void testRunStarting(Catch::TestRunInfo const& info) override
+    {
+        TestEventListenerBase::testRunStarting(info);
+        if (m_config->runOrder() == Catch::RunTests::InRandomOrder)
+            std::fprintf(stderr, "itest: random order: --rng-seed %u repeats it\n",
+                         m_config->rngSeed());
+    }
+
     void testCaseStarting(Catch::TestCaseInfo const& info) override
     {
         TestEventListenerBase::testCaseStarting(info);
