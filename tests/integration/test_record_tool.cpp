@@ -287,3 +287,31 @@ TEST_CASE("record killed with SIGKILL leaves what it wrote where perf report rea
     CHECK(report.out.find("archpmu_chain_b") != std::string::npos);  // its call graph
     (void)run_command("rm -f " + file + ".archpmu-*");
 }
+
+TEST_CASE("record: perf report's Total Lost Samples is every sample a full ring dropped",
+          "[record-tool]")
+{
+    LoadedModule mod("backend=model model_version=4");
+    const unsigned cpu = online_cpus().back();
+    const std::string file = "/tmp/archpmu-record-lost.data";
+    ::unlink(file.c_str());
+    // The recorder stopped for a second while the command samples into a one-page ring.
+    const auto rec =
+        run_command("{ taskset -c 0 " + std::string(ARCHPMU_TOOL) +
+                    " record -e instructions:u -F 1000 -m 1 -C " + std::to_string(cpu) + " -o " +
+                    file + " -- " + spin("user", "2", cpu) +
+                    " & p=$!; sleep 0.5; kill -STOP $p; sleep 1; kill -CONT $p; "
+                    "wait $p; }");
+    INFO(rec.out);
+    REQUIRE(rec.status == 0);
+    std::smatch m;
+    const std::string line = "CPU" + std::to_string(cpu) + ": ";
+    REQUIRE(std::regex_search(rec.out, m, std::regex(line + R"((\d+) samples, (\d+) lost)")));
+    const unsigned long long lost = std::stoull(m[2]);
+    CHECK(lost >= 100);
+    const auto report = run_command("perf report -i " + file + " --stdio 2>&1");
+    INFO(report.out);
+    CHECK(report.status == 0);
+    CHECK_THAT(report.out, Catch::Contains("# Total Lost Samples: " + std::to_string(lost) + "\n"));
+    ::unlink(file.c_str());
+}

@@ -403,6 +403,33 @@ TEST_CASE("perf report and perf script accept a written file", "[perf_data]")
     std::remove(path.c_str());
 }
 
+TEST_CASE("perf report counts the samples a LOST_SAMPLES record says were dropped", "[perf_data]")
+{
+    if (std::system("perf --version >/dev/null 2>&1") != 0) {
+        WARN("perf is not installed: not checked");
+        return;
+    }
+    const std::string path = temp_path("perf.data");
+    std::uint64_t bytes = 0;
+    archpmu::PerfDataWriter w = start_file(path, &bytes);
+    w.write(sample(1000, 0x401234, 2));
+    const Record lost = archpmu::make_lost_samples_record(7, 3, kCyclesId);
+    CHECK(lost.type == PERF_RECORD_LOST_SAMPLES);
+    CHECK(lost.size() == 8 + 8 + archpmu::kSampleIdSize);
+    const auto id = archpmu::parse_sample_id(lost);
+    REQUIRE(id);
+    CHECK(id->id == kCyclesId);
+    CHECK(id->cpu == 3);
+    w.write(lost);
+    w.finish();
+    int status = 0;
+    const auto report = run("perf report -f -i " + path + " --stdio 2>&1", &status);
+    INFO(report);
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK_THAT(report, Catch::Contains("# Total Lost Samples: 7\n"));
+    std::remove(path.c_str());
+}
+
 TEST_CASE("a writer that never finishes leaves a file perf reads up to its checkpoint",
           "[perf_data]")
 {

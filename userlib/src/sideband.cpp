@@ -37,13 +37,14 @@ public:
         bytes_.insert(bytes_.end(), s.begin(), s.end());
         bytes_.resize((bytes_.size() + 1 + 7) / 8 * 8, 0);
     }
-    Record finish(std::uint32_t pid, std::uint32_t tid, std::uint64_t time, std::uint64_t id)
+    Record finish(std::uint32_t pid, std::uint32_t tid, std::uint64_t time, std::uint64_t id,
+                  std::uint32_t cpu = 0)
     {
         put(pid);
         put(tid);
         put(time);
         put(id);
-        put(std::uint32_t{0});  // cpu
+        put(cpu);
         put(std::uint32_t{0});  // res
         put(id);                // identifier
         const auto size = static_cast<std::uint16_t>(bytes_.size());
@@ -250,6 +251,13 @@ Record make_kernel_mmap_record(std::uint64_t text, std::uint64_t time, std::uint
     b.put(text);  // pgoff: the reference symbol's address, for relocation
     b.put_string("[kernel.kallsyms]_text");
     return b.finish(pid, 0, time, id);
+}
+
+Record make_lost_samples_record(std::uint64_t lost, std::uint32_t cpu, std::uint64_t id)
+{
+    Builder b(PERF_RECORD_LOST_SAMPLES, 0);
+    b.put(lost);
+    return b.finish(0, 0, 0, id, cpu);
 }
 
 namespace {

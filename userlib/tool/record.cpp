@@ -185,6 +185,19 @@ private:
     UniqueFd fd_;
 };
 
+// Every sample a ring dropped, as perf record ends its file: a LOST record still
+// waiting for room when the recording stopped is counted here too.
+void write_lost_samples(const std::vector<Session>& sessions, PerfDataWriter& writer)
+{
+    for (const auto& session : sessions) {
+        const auto stats = session.ring_stats();
+        const auto ids = session.cpu_ids(0);  // ring i is cpus()[i], as cpu_ids
+        for (std::size_t i = 0; i < stats.size() && i < ids.size(); ++i)
+            if (stats[i].lost)
+                writer.write(make_lost_samples_record(stats[i].lost, stats[i].cpu, ids[i]));
+    }
+}
+
 void print_summary(const std::vector<Session>& sessions, const PerfDataWriter& writer,
                    const std::string& output)
 {
@@ -428,6 +441,7 @@ int run_record(const RecordOptions& opts)
     pump();
     // A SIGTERM ended the recording with the command still running: as perf, end it.
     const int status = terminated() ? guard.end() : guard.reap();
+    write_lost_samples(sessions, writer);
     writer.finish();
     if (const int err = pending ? pending->exec_error() : 0) {
         say_cannot_run("record", opts.command.front(), err);

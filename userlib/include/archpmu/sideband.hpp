@@ -87,6 +87,10 @@ Record make_mmap2_record(std::uint32_t pid, std::uint32_t tid, const MapEntry& m
 // The kernel text as perf synthesises it: an MMAP of pid -1 named
 // "[kernel.kallsyms]_text" from `text` (the address of _text) to the top.
 Record make_kernel_mmap_record(std::uint64_t text, std::uint64_t time, std::uint64_t id);
+// The samples a ring of CPU `cpu` dropped, as perf record (6.0 on) writes each event's
+// PERF_FORMAT_LOST count at the end: perf report's "Total Lost Samples". Time 0, as
+// perf's, so that perf delivers it unordered.
+Record make_lost_samples_record(std::uint64_t lost, std::uint32_t cpu, std::uint64_t id);
 
 // The executable mappings of one /proc/PID/maps text.
 std::vector<MapEntry> parse_exec_maps(const std::string& maps_text);
