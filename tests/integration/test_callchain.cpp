@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "archpmu.h"
+#include "archpmu/error.hpp"
 #include "archpmu/events.hpp"
 #include "archpmu/records.hpp"
 #include "archpmu/session.hpp"
@@ -257,6 +259,17 @@ TEST_CASE("a sample's user registers and stack are where user mode left off",
     std::uint64_t seen = 0;
     std::memcpy(&seen, one.user_stack.data() + (at - sp), 8);
     CHECK(seen == marker);
+
+    // A sample must fit in half the ring: the library names the sizes before the module refuses.
+    o.sampling->ring_pages = 1;
+    try {
+        archpmu::Session small(events, o);
+        FAIL("a 4096-byte user stack in a one-page ring was taken");
+    } catch (const archpmu::Error& e) {
+        CHECK(e.code().value() == EINVAL);
+        CHECK_THAT(e.what(), Catch::Contains("a user stack of 4096 bytes must fit in half a "
+                                             "ring: give at least 2 ring pages, not 1"));
+    }
 }
 
 TEST_CASE("record --call-graph dwarf: perf unwinds main -> a -> b in code without frame pointers",

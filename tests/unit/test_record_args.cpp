@@ -118,4 +118,11 @@ TEST_CASE("record's call graphs are perf's: -g, --call-graph fp and dwarf[,SIZE]
     CHECK(cmd.status == 129);
     cmd = parse({"record", "--", "true"});
     CHECK_FALSE(cmd.record.callchain);
+    // A sample must fit in half the ring (of 4 KiB pages here).
+    cmd = parse({"record", "--call-graph", "dwarf", "-m", "1", "--", "true"});
+    CHECK(cmd.status == 129);
+    CHECK_THAT(cmd.error,
+               Contains("-m/--mmap-pages: a ring of 1 page cannot hold a sample with 8192 bytes"));
+    cmd = parse({"record", "--call-graph", "dwarf,2048", "-m", "1", "--", "true"});
+    CHECK(cmd.action == Command::Action::record);
 }

@@ -2,6 +2,7 @@
 #include "archpmu/session.hpp"
 
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <string>
@@ -206,6 +207,17 @@ std::uint32_t add_sampling(std::uint64_t caps, const SamplingOptions& so,
         throw Error(EINVAL, "a user stack of " + std::to_string(so.user_stack) +
                                 " bytes: give a multiple of 8 up to " +
                                 std::to_string(ARCHPMU_STACK_USER_MAX));
+    // The module keeps every sample within half a ring, so that the rest is read meanwhile.
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    if (so.user_stack > pages * page / 2) {
+        std::uint64_t need = 1;
+        while (need * page / 2 < so.user_stack)
+            need *= 2;
+        throw Error(EINVAL, "a user stack of " + std::to_string(so.user_stack) +
+                                " bytes must fit in half a ring: give at least " +
+                                std::to_string(need) + " ring pages, not " + std::to_string(pages) +
+                                ", or a smaller stack");
+    }
     cmd.sample_flags = (so.read_group ? ARCHPMU_SAMPLE_READ : 0U) |
                        (so.callchain ? ARCHPMU_SAMPLE_CALLCHAIN : 0U) |
                        (so.user_stack ? ARCHPMU_SAMPLE_USER_STACK : 0U);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // record's options (args_sub.hpp).
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
@@ -109,6 +111,14 @@ void check_record(const RecordArgs& a, RecordOptions& rec)
         }
     }
     rec.callchain = a.graph_opt->count() || a.call_graph_opt->count();
+    // The module keeps a sample within half a ring.
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    if (rec.ring_pages && rec.user_stack > rec.ring_pages * page / 2)
+        refuse("-m/--mmap-pages",
+               "a ring of " + std::to_string(rec.ring_pages) +
+                   (rec.ring_pages == 1 ? " page" : " pages") + " cannot hold a sample with " +
+                   std::to_string(rec.user_stack) +
+                   " bytes of user stack (--call-graph dwarf): a sample must fit in half a ring");
     if (rec.output.empty())
         refuse("-o/--output", "the file name is empty");
 }
